@@ -1,0 +1,105 @@
+/* Allgather block movement: see blocks.h. */
+#include "coll/allgather/blocks.h"
+
+#include <string.h>
+
+ag_ranges_t ag_ring_ranges(int first, int count, int size)
+{
+    ag_ranges_t r = {0, {0, 0}, {0, 0}};
+    if (count <= 0)
+        return r;
+    first %= size;
+    int head = count < size - first ? count : size - first;
+    r.first[r.n] = first;
+    r.count[r.n++] = head;
+    if (count > head) {
+        r.first[r.n] = 0;
+        r.count[r.n++] = count - head;
+    }
+    return r;
+}
+
+ag_ranges_t ag_one_block(int block)
+{
+    ag_ranges_t r = {1, {block, 0}, {1, 0}};
+    return r;
+}
+
+size_t ag_ranges_bytes(const rcoll_args_t *a, const ag_ranges_t *r)
+{
+    size_t blocks = 0;
+    for (int i = 0; i < r->n; i++)
+        blocks += (size_t)r->count[i];
+    return blocks * a->bytes;
+}
+
+ag_proto_t ag_proto(const rcoll_args_t *a, size_t bytes, int allow_inline)
+{
+    if (allow_inline && bytes <= RCOLL_INLINE_MAX)
+        return AG_INLINE;
+    if (bytes < a->team->ctx->cfg.zcopy_threshold &&
+        (size_t)a->size * a->bytes <= a->tl->inbox_bytes)
+        return AG_COPY;
+    return AG_ZCOPY;
+}
+
+static char *block_ptr(const rcoll_args_t *a, int block)
+{
+    return (char *)a->recvbuf + (size_t)block * a->bytes;
+}
+
+static rcoll_status_t send_inline(rcoll_args_t *a, int peer, unsigned step, const ag_ranges_t *r)
+{
+    unsigned char line[RCOLL_INLINE_MAX];
+    size_t len = 0;
+    for (int i = 0; i < r->n; i++) {
+        size_t n = (size_t)r->count[i] * a->bytes;
+        memcpy(line + len, block_ptr(a, r->first[i]), n);
+        len += n;
+    }
+    return a->tl->ops->put_inline(a->tl, peer, a->seq, step, line, len);
+}
+
+rcoll_status_t ag_send(rcoll_args_t *a, int peer, unsigned step, const ag_ranges_t *r,
+                       int allow_inline)
+{
+    ag_proto_t proto = ag_proto(a, ag_ranges_bytes(a, r), allow_inline);
+    if (proto == AG_INLINE)
+        return send_inline(a, peer, step, r);
+    rcoll_status_t st = RCOLL_OK;
+    for (int i = 0; st == RCOLL_OK && i < r->n; i++) {
+        unsigned s = i == r->n - 1 ? step : RCOLL_NO_SIGNAL;
+        size_t off = (size_t)r->first[i] * a->bytes, len = (size_t)r->count[i] * a->bytes;
+        if (proto == AG_COPY)
+            st = a->tl->ops->put(a->tl, peer, a->seq, s, block_ptr(a, r->first[i]), len, off);
+        else
+            st = a->tl->ops->put_user(a->tl, peer, a->seq, s, block_ptr(a, r->first[i]), len, off);
+    }
+    return st;
+}
+
+void ag_finish_recv(rcoll_args_t *a, int source, const ag_ranges_t *r, int allow_inline)
+{
+    ag_proto_t proto = ag_proto(a, ag_ranges_bytes(a, r), allow_inline);
+    if (proto == AG_ZCOPY)
+        return;
+    const unsigned char *from = proto == AG_INLINE
+                                    ? a->tl->ops->inline_data(a->tl, source, a->seq)
+                                    : a->tl->ops->inbox(a->tl, a->seq);
+    size_t len = 0;
+    for (int i = 0; i < r->n; i++) {
+        size_t off = (size_t)r->first[i] * a->bytes, n = (size_t)r->count[i] * a->bytes;
+        memcpy(block_ptr(a, r->first[i]), proto == AG_INLINE ? from + len : from + off, n);
+        len += n;
+    }
+}
+
+rcoll_status_t ag_recv(rcoll_args_t *a, int source, unsigned step, const ag_ranges_t *r,
+                       int allow_inline)
+{
+    rcoll_event_t ev = rcoll_ev_signal(source, a->seq, step);
+    rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
+    if (st == RCOLL_OK)
+        ag_finish_recv(a, source, r, allow_inline);
+    return st;
+}

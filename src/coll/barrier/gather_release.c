@@ -1,0 +1,45 @@
+/* Barrier RGM: gather tree, then a one-step release.
+ * Paper: Kini et al., "Fast and Scalable Barrier using RDMA and Multicast" (seed 003, 3.3): the
+ * gather runs up a tree of fan-in l (7 performed best there; RCOLL_BARRIER_FANIN), then the
+ * root multicasts the barrier id once. On shared memory the multicast is one release word in
+ * the root's area that every rank polls (or sleeps on): one store, every waiter sees it.
+ * Steps: a rank waits for the signals of its children ((r*l+1) .. (r*l+l)), then signals its
+ * parent (r-1)/l; rank 0, once all children arrived, posts the release; all wait for it.
+ * Bytes on the wire: P-1 signals up the tree, one release word read by P-1 ranks;
+ * ceil(log_{l+1} P) + 1 hops.
+ * When it wins: many ranks sharing few cores (one wake-up releases everyone) and large teams. */
+#include "coll/coll.h"
+#include "coll/schedule.h"
+
+static rcoll_status_t gather_children(rcoll_args_t *a, int fanin)
+{
+    int first = rcoll_tree_first_child(a->rank, fanin, a->size);
+    int count = rcoll_tree_child_count(a->rank, fanin, a->size);
+    for (int c = first; c < first + count; c++) {
+        rcoll_event_t ev = rcoll_ev_signal(c, a->seq, 0);
+        rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
+        if (st != RCOLL_OK)
+            return st;
+    }
+    return RCOLL_OK;
+}
+
+static rcoll_status_t barrier_gather_release(rcoll_args_t *a)
+{
+    int fanin = a->team->ctx->cfg.gather_fanin;
+    rcoll_status_t st = gather_children(a, fanin);
+    if (st != RCOLL_OK)
+        return st;
+    if (a->rank == 0) {
+        a->tl->ops->release(a->tl, a->seq);
+        return RCOLL_OK;
+    }
+    a->tl->ops->signal(a->tl, rcoll_tree_parent(a->rank, fanin), a->seq, 0);
+    rcoll_event_t ev = rcoll_ev_release(0, a->seq);
+    return rcoll_tl_wait(a->tl, &ev);
+}
+
+const rcoll_algo_t rcoll_barrier_gather_release = {
+    "gather_release", RCOLL_COLL_BARRIER,
+    "RGM (seed 003): gather tree fan-in 7, then one release word every rank polls",
+    barrier_gather_release};

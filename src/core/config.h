@@ -1,0 +1,36 @@
+/* Configuration of an rcoll context, read once from the environment (RCOLL_*), with the
+ * validation that turns a bad value into a readable error instead of a silent default. */
+#ifndef RCOLL_CORE_CONFIG_H
+#define RCOLL_CORE_CONFIG_H
+
+#include <stddef.h>
+#include "rcoll/rcoll.h"
+
+typedef enum { RCOLL_WAIT_AUTO, RCOLL_WAIT_SPIN, RCOLL_WAIT_YIELD, RCOLL_WAIT_BLOCK } rcoll_wait_mode_t;
+typedef enum { RCOLL_LOG_ERROR = 0, RCOLL_LOG_WARN, RCOLL_LOG_INFO, RCOLL_LOG_DEBUG } rcoll_log_level_t;
+typedef enum { RCOLL_CMA_AUTO, RCOLL_CMA_OFF } rcoll_cma_mode_t;
+
+#define RCOLL_ALGO_NAME_MAX 48
+#define RCOLL_NODE_MAP_MAX 4096
+
+typedef struct {
+    rcoll_wait_mode_t wait_mode;     /* RCOLL_WAIT=spin|yield|block|auto */
+    double timeout_s;                /* RCOLL_TIMEOUT, seconds (0: never) */
+    size_t zcopy_threshold;          /* RCOLL_ZCOPY_THRESHOLD, bytes per transfer */
+    size_t inbox_bytes;              /* RCOLL_INBOX_BYTES: copy-based slots per rank and parity */
+    int gather_fanin;                /* RCOLL_BARRIER_FANIN for the gather tree (RGM) */
+    rcoll_log_level_t log_level;     /* RCOLL_LOG=error|warn|info|debug */
+    rcoll_cma_mode_t cma;            /* RCOLL_CMA=0 forces the copy-through-shm fallback */
+    char algo[RCOLL_COLL_COUNT][RCOLL_ALGO_NAME_MAX]; /* RCOLL_<COLL>_ALGO, "" = auto */
+    char node_map[RCOLL_NODE_MAP_MAX]; /* RCOLL_NODE_MAP=0,0,1,1 */
+    int ppn;                         /* RCOLL_PPN: ranks per node when emulating nodes (0: off) */
+    int cores;                       /* cores this process may run on (read once) */
+} rcoll_config_t;
+
+/* Reads the environment. On a bad value returns RCOLL_ERR_INVALID with the reason in `err`. */
+rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_len);
+
+/* Parses a size with an optional k/m/g suffix (powers of 1024); returns 0 on success. */
+int rcoll_parse_size(const char *text, size_t *out);
+
+#endif

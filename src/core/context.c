@@ -1,0 +1,103 @@
+/* Contexts, names, error strings and logging: the small pieces of the public API that do not
+ * need a team. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "core/team.h"
+#include "select/select.h"
+
+rcoll_status_t rcoll_context_create(rcoll_context_t **out)
+{
+    rcoll_context_t *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return RCOLL_ERR_NOMEM;
+    char err[256];
+    rcoll_status_t st = rcoll_config_from_env(&ctx->cfg, err, sizeof err);
+    if (st != RCOLL_OK) {
+        fprintf(stderr, "rcoll: %s\n", err);
+        free(ctx);
+        return st;
+    }
+    *out = ctx;
+    return RCOLL_OK;
+}
+
+void rcoll_context_destroy(rcoll_context_t *ctx)
+{
+    free(ctx);
+}
+
+const char *rcoll_strerror(rcoll_status_t status)
+{
+    switch (status) {
+    case RCOLL_OK: return "success";
+    case RCOLL_ERR_INVALID: return "invalid argument or configuration";
+    case RCOLL_ERR_NOMEM: return "out of memory";
+    case RCOLL_ERR_SYSTEM: return "operating system call failed";
+    case RCOLL_ERR_TIMEOUT: return "timed out waiting for a peer";
+    case RCOLL_ERR_PEER_DEAD: return "a peer process is gone";
+    case RCOLL_ERR_UNSUPPORTED: return "not supported for this team or build";
+    case RCOLL_ERR_BOOTSTRAP: return "out-of-band bootstrap exchange failed";
+    }
+    return "unknown error";
+}
+
+static const char *const coll_names[RCOLL_COLL_COUNT] = {"barrier", "allgather"};
+
+const char *rcoll_coll_name(rcoll_coll_t coll)
+{
+    return (unsigned)coll < RCOLL_COLL_COUNT ? coll_names[coll] : "unknown";
+}
+
+int rcoll_coll_from_name(const char *name)
+{
+    for (int c = 0; c < RCOLL_COLL_COUNT; c++)
+        if (strcasecmp(name, coll_names[c]) == 0)
+            return c;
+    return -1;
+}
+
+void rcoll_log(const rcoll_context_t *ctx, rcoll_log_level_t level, const char *fmt, ...)
+{
+    if (level > ctx->cfg.log_level)
+        return;
+    char line[1200];
+    int n = snprintf(line, sizeof line, "rcoll[%d]: ", (int)getpid());
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s\n", line);
+}
+
+const char *rcoll_explain(rcoll_context_t *ctx, rcoll_coll_t coll, size_t bytes, int team_size,
+                          int ppn, char *why, size_t why_len)
+{
+    if ((unsigned)coll >= RCOLL_COLL_COUNT || team_size < 1 || ppn < 1) {
+        snprintf(why, why_len, "invalid query (collective, size >= 1 and ppn >= 1 needed)");
+        return NULL;
+    }
+    const rcoll_algo_t *a = rcoll_select(&ctx->cfg, coll, bytes, team_size, ppn, why, why_len);
+    return a ? a->name : NULL;
+}
+
+void rcoll_list_algorithms(char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int c = 0; c < RCOLL_COLL_COUNT && used < len; c++) {
+        char names[256];
+        rcoll_algo_names((rcoll_coll_t)c, names, sizeof names);
+        used += (size_t)snprintf(buf + used, len - used, "%s:\n", coll_names[c]);
+        char *save = NULL;
+        for (char *n = strtok_r(names, ", ", &save); n && used < len; n = strtok_r(NULL, ", ", &save)) {
+            const rcoll_algo_t *a = rcoll_algo_find((rcoll_coll_t)c, n);
+            used += (size_t)snprintf(buf + used, len - used, "  %-20s %s; any team size, any bytes, in-place\n",
+                                     a->name, a->summary);
+        }
+    }
+}

@@ -1,0 +1,368 @@
+/* Teams: creation over the out-of-band bootstrap (node of every rank from the hostname,
+ * RCOLL_NODE_MAP or RCOLL_PPN; local ranks; the transport), the collective entry points that
+ * number each call and run the selected algorithm, and the team's error messages. */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/team.h"
+#include "select/select.h"
+#include "transport/shm.h"
+
+/* ---- errors ---- */
+
+rcoll_status_t rcoll_team_error(struct rcoll_team *team, rcoll_status_t status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(team->last_error, sizeof team->last_error, fmt, ap);
+    va_end(ap);
+    rcoll_log(team->ctx, RCOLL_LOG_DEBUG, "rank %d: %s", team->rank, team->last_error);
+    return status;
+}
+
+static size_t list_ranks(struct rcoll_team *t, char *buf, size_t len,
+                         int (*pick)(struct rcoll_team *t, int r, void *arg), void *arg)
+{
+    size_t n = 0;
+    int shown = 0;
+    buf[0] = '\0';
+    for (int r = 0; r < t->size && n < len; r++) {
+        if (!pick(t, r, arg))
+            continue;
+        if (shown++ == 16) {
+            n += (size_t)snprintf(buf + n, len - n, ",...");
+            break;
+        }
+        n += (size_t)snprintf(buf + n, len - n, "%s%d", n ? "," : "", r);
+    }
+    return n;
+}
+
+typedef struct {
+    int (*arrived)(void *arg, int rank);
+    void *arg;
+} arrival_query_t;
+
+static int never_arrived(struct rcoll_team *t, int r, void *arg)
+{
+    arrival_query_t *q = arg;
+    return r != t->rank && !q->arrived(q->arg, r);
+}
+
+static int is_dead(struct rcoll_team *t, int r, void *arg)
+{
+    (void)arg;
+    return r != t->rank && t->local_index[r] >= 0 && kill(t->pid_of[r], 0) != 0 && errno == ESRCH;
+}
+
+rcoll_status_t rcoll_team_wait_failed(struct rcoll_team *t, rcoll_status_t status, int peer,
+                                      int (*arrived)(void *arg, int rank), void *arg)
+{
+    char missing[128], dead[128];
+    arrival_query_t q = {arrived, arg};
+    list_ranks(t, missing, sizeof missing, never_arrived, &q);
+    list_ranks(t, dead, sizeof dead, is_dead, NULL);
+    return rcoll_team_error(t, status,
+                            "%s (call #%llu of the team) on rank %d of %d: %s while waiting for "
+                            "rank %d; ranks that never arrived: %s; ranks whose process is gone: %s",
+                            t->coll ? t->coll : "team setup", (unsigned long long)t->seq, t->rank,
+                            t->size, rcoll_strerror(status), peer, missing[0] ? missing : "none",
+                            dead[0] ? dead : "none");
+}
+
+/* ---- creation ---- */
+
+typedef struct {
+    char host[64];
+    int32_t pid;
+} rank_info_t;
+
+static int parse_node_map(const char *map, int size, int *node_of)
+{
+    int r = 0;
+    for (const char *p = map; *p && r <= size;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 0 || v >= size)
+            return -1;
+        if (r < size)
+            node_of[r] = (int)v;
+        r++;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return r == size ? 0 : -1;
+}
+
+/* Node ids renumbered 0..count-1 in order of first appearance. */
+static int renumber_nodes(int *node_of, int size)
+{
+    int count = 0;
+    int *seen = malloc((size_t)size * sizeof *seen);
+    if (!seen)
+        return -1;
+    for (int r = 0; r < size; r++) {
+        int id = -1;
+        for (int i = 0; i < count && id < 0; i++)
+            if (seen[i] == node_of[r])
+                id = i;
+        if (id < 0) {
+            seen[count] = node_of[r];
+            id = count++;
+        }
+        node_of[r] = id;
+    }
+    free(seen);
+    return count;
+}
+
+static rcoll_status_t assign_nodes(struct rcoll_team *t, const rank_info_t *info)
+{
+    const rcoll_config_t *cfg = &t->ctx->cfg;
+    if (cfg->node_map[0]) {
+        if (parse_node_map(cfg->node_map, t->size, t->node_of))
+            return rcoll_team_error(t, RCOLL_ERR_INVALID,
+                                    "RCOLL_NODE_MAP=%s must list one node id (< %d) per rank of "
+                                    "the team (%d ranks)", cfg->node_map, t->size, t->size);
+    } else {
+        for (int r = 0; r < t->size; r++) {
+            t->node_of[r] = r;
+            for (int q = 0; q < r; q++)
+                if (strncmp(info[q].host, info[r].host, sizeof info[r].host) == 0) {
+                    t->node_of[r] = t->node_of[q];
+                    break;
+                }
+            if (cfg->ppn)
+                t->node_of[r] = r / cfg->ppn;
+        }
+    }
+    t->node_count = renumber_nodes(t->node_of, t->size);
+    if (t->node_count < 0)
+        return rcoll_team_error(t, RCOLL_ERR_NOMEM, "team setup: out of memory");
+    t->local_size = 0;
+    for (int r = 0; r < t->size; r++) {
+        t->local_index[r] = -1;
+        if (t->node_of[r] == t->node_of[t->rank]) {
+            if (r == t->rank)
+                t->local_rank = t->local_size;
+            t->local_index[r] = t->local_size;
+            t->local_ranks[t->local_size++] = r;
+        }
+    }
+    int *per_node = calloc((size_t)t->node_count, sizeof *per_node);
+    if (!per_node)
+        return rcoll_team_error(t, RCOLL_ERR_NOMEM, "team setup: out of memory");
+    t->ppn_max = 0;
+    for (int r = 0; r < t->size; r++)
+        if (++per_node[t->node_of[r]] > t->ppn_max)
+            t->ppn_max = per_node[t->node_of[r]];
+    free(per_node);
+    return RCOLL_OK;
+}
+
+/* RCOLL_<COLL>_ALGO, resolved once. A bad name stays unresolved: the selection then reports
+ * it, with the valid names, at every call of that collective. */
+static void resolve_overrides(struct rcoll_team *t)
+{
+    for (int c = 0; c < RCOLL_COLL_COUNT; c++)
+        if (t->ctx->cfg.algo[c][0])
+            t->forced[c] = rcoll_algo_find((rcoll_coll_t)c, t->ctx->cfg.algo[c]);
+}
+
+static struct rcoll_team *team_alloc(rcoll_context_t *ctx, const rcoll_oob_t *oob)
+{
+    struct rcoll_team *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->ctx = ctx;
+    t->rank = oob->rank;
+    t->size = oob->size;
+    t->last_algo = "";
+    size_t n = (size_t)oob->size;
+    t->node_of = calloc(n, sizeof *t->node_of);
+    t->pid_of = calloc(n, sizeof *t->pid_of);
+    t->local_ranks = calloc(n, sizeof *t->local_ranks);
+    t->local_index = calloc(n, sizeof *t->local_index);
+    if (!t->node_of || !t->pid_of || !t->local_ranks || !t->local_index) {
+        rcoll_team_destroy(t);
+        return NULL;
+    }
+    return t;
+}
+
+static rcoll_status_t exchange_info(struct rcoll_team *t, const rcoll_oob_t *oob, rank_info_t **all)
+{
+    rank_info_t mine;
+    memset(&mine, 0, sizeof mine);
+    gethostname(mine.host, sizeof mine.host - 1);
+    mine.pid = (int32_t)getpid();
+    *all = calloc((size_t)t->size, sizeof **all);
+    if (!*all)
+        return RCOLL_ERR_NOMEM; /* cannot take part: the bootstrap will report the others' error */
+    if (oob->allgather(&mine, *all, sizeof mine, oob->coll_info) != 0)
+        return rcoll_team_error(t, RCOLL_ERR_BOOTSTRAP, "team setup: out-of-band allgather failed");
+    for (int r = 0; r < t->size; r++)
+        t->pid_of[r] = (*all)[r].pid;
+    return RCOLL_OK;
+}
+
+static rcoll_status_t team_setup(struct rcoll_team *t, const rcoll_oob_t *oob)
+{
+    rank_info_t *info = NULL;
+    rcoll_status_t st = exchange_info(t, oob, &info);
+    if (st == RCOLL_OK)
+        st = assign_nodes(t, info);
+    free(info);
+    if (st != RCOLL_OK)
+        return st;
+    rcoll_wait_policy_init(&t->wait, &t->ctx->cfg, t->local_size);
+    if (t->node_count > 1) /* every rank computed the same map: all stop here together */
+        return rcoll_team_error(t, RCOLL_ERR_UNSUPPORTED,
+                                "team spans %d nodes but this build has no inter-node transport "
+                                "yet (ucx); only single-node teams are supported", t->node_count);
+    st = rcoll_shm_create(t, oob, &t->tl);
+    t->ctx->teams_created++;
+    if (st == RCOLL_OK)
+        resolve_overrides(t);
+    return st;
+}
+
+rcoll_status_t rcoll_team_create(rcoll_context_t *ctx, const rcoll_oob_t *oob, rcoll_team_t **out)
+{
+    if (!ctx || !oob || !out || !oob->allgather || oob->size < 1 || oob->rank < 0 ||
+        oob->rank >= oob->size)
+        return RCOLL_ERR_INVALID;
+    struct rcoll_team *t = team_alloc(ctx, oob);
+    if (!t)
+        return RCOLL_ERR_NOMEM;
+    rcoll_status_t st = team_setup(t, oob);
+    if (st != RCOLL_OK) {
+        rcoll_log(ctx, RCOLL_LOG_INFO, "team creation failed on rank %d: %s", t->rank,
+                  t->last_error[0] ? t->last_error : rcoll_strerror(st));
+        rcoll_team_destroy(t);
+        return st;
+    }
+    rcoll_log(ctx, RCOLL_LOG_DEBUG, "team of %d: rank %d, %d node(s), local rank %d of %d, %s",
+              t->size, t->rank, t->node_count, t->local_rank, t->local_size,
+              t->tl->single_copy ? "single copy by CMA" : "copy through shared memory");
+    *out = t;
+    return RCOLL_OK;
+}
+
+void rcoll_team_destroy(rcoll_team_t *t)
+{
+    if (!t)
+        return;
+    if (t->tl)
+        t->tl->ops->destroy(t->tl);
+    free(t->node_of);
+    free(t->pid_of);
+    free(t->local_ranks);
+    free(t->local_index);
+    free(t);
+}
+
+/* ---- queries ---- */
+
+int rcoll_team_rank(const rcoll_team_t *t) { return t->rank; }
+int rcoll_team_size(const rcoll_team_t *t) { return t->size; }
+int rcoll_team_node_count(const rcoll_team_t *t) { return t->node_count; }
+int rcoll_team_local_size(const rcoll_team_t *t) { return t->local_size; }
+const char *rcoll_team_last_algorithm(const rcoll_team_t *t) { return t->last_algo; }
+const char *rcoll_team_last_error(const rcoll_team_t *t) { return t->last_error; }
+
+rcoll_status_t rcoll_team_force_algorithm(rcoll_team_t *t, rcoll_coll_t coll, const char *name)
+{
+    if ((unsigned)coll >= RCOLL_COLL_COUNT)
+        return rcoll_team_error(t, RCOLL_ERR_INVALID, "unknown collective %d", (int)coll);
+    if (!name || !name[0] || strcmp(name, "auto") == 0) {
+        t->forced[coll] = NULL;
+        return RCOLL_OK;
+    }
+    const rcoll_algo_t *a = rcoll_algo_find(coll, name);
+    if (!a) {
+        char names[256];
+        rcoll_algo_names(coll, names, sizeof names);
+        return rcoll_team_error(t, RCOLL_ERR_INVALID, "unknown %s algorithm '%s'; valid: %s, auto",
+                                rcoll_coll_name(coll), name, names);
+    }
+    t->forced[coll] = a;
+    return RCOLL_OK;
+}
+
+/* ---- collectives ---- */
+
+static const rcoll_algo_t *choose(struct rcoll_team *t, rcoll_coll_t coll, size_t bytes)
+{
+    if (t->forced[coll] && t->ctx->cfg.log_level < RCOLL_LOG_INFO)
+        return t->forced[coll];
+    char why[256] = "forced for this team";
+    const rcoll_algo_t *a = t->forced[coll];
+    if (!a)
+        a = rcoll_select(&t->ctx->cfg, coll, bytes, t->size, t->ppn_max, why, sizeof why);
+    if (a)
+        rcoll_log(t->ctx, RCOLL_LOG_INFO, "%s #%llu rank %d/%d bytes=%zu: algorithm %s (%s)",
+                  rcoll_coll_name(coll), (unsigned long long)t->seq, t->rank, t->size, bytes,
+                  a->name, why);
+    else
+        rcoll_team_error(t, RCOLL_ERR_INVALID, "%s: %s", rcoll_coll_name(coll), why);
+    return a;
+}
+
+static rcoll_status_t run(struct rcoll_team *t, rcoll_coll_t coll, rcoll_args_t *a)
+{
+    a->team = t;
+    a->tl = t->tl;
+    a->seq = ++t->seq;
+    a->rank = t->rank;
+    a->size = t->size;
+    t->coll = rcoll_coll_name(coll);
+    const rcoll_algo_t *algo = choose(t, coll, a->bytes);
+    if (!algo)
+        return RCOLL_ERR_INVALID;
+    t->last_algo = algo->name;
+    t->tl->ops->enter(t->tl, a->seq, a->recvbuf);
+    rcoll_status_t st = algo->run(a);
+    t->tl->ops->leave(t->tl, a->seq);
+    return st;
+}
+
+/* A call every rank knows to be empty still takes its sequence number, and is finished at once
+ * (peers' flow control waits on the done word). */
+static rcoll_status_t skip(struct rcoll_team *t)
+{
+    t->tl->ops->leave(t->tl, ++t->seq);
+    t->last_algo = "trivial";
+    return RCOLL_OK;
+}
+
+rcoll_status_t rcoll_barrier(rcoll_team_t *t)
+{
+    if (!t)
+        return RCOLL_ERR_INVALID;
+    rcoll_args_t a = {0};
+    if (t->size == 1)
+        return skip(t);
+    return run(t, RCOLL_COLL_BARRIER, &a);
+}
+
+rcoll_status_t rcoll_allgather(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t bytes)
+{
+    if (!t)
+        return RCOLL_ERR_INVALID;
+    if (bytes && (!recvbuf || !sendbuf))
+        return rcoll_team_error(t, RCOLL_ERR_INVALID, "allgather: NULL buffer for %zu bytes", bytes);
+    if (bytes && sendbuf != RCOLL_IN_PLACE)
+        memmove((char *)recvbuf + (size_t)t->rank * bytes, sendbuf, bytes);
+    if (t->size == 1 || bytes == 0) /* nothing to move: every rank knows it, no exchange */
+        return skip(t);
+    rcoll_args_t a = {0};
+    a.sendbuf = sendbuf;
+    a.recvbuf = recvbuf;
+    a.bytes = bytes;
+    return run(t, RCOLL_COLL_ALLGATHER, &a);
+}

@@ -1,0 +1,50 @@
+/* Internal view of contexts and teams: topology (node of every rank, local ranks), the
+ * per-team sequence number, the transport, and the error and log helpers every layer uses. */
+#ifndef RCOLL_CORE_TEAM_H
+#define RCOLL_CORE_TEAM_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include "core/config.h"
+#include "core/wait.h"
+#include "rcoll/rcoll.h"
+
+struct rcoll_tl;
+struct rcoll_algo;
+
+struct rcoll_context {
+    rcoll_config_t cfg;
+    unsigned teams_created; /* names shared-memory segments uniquely within the process */
+};
+
+struct rcoll_team {
+    rcoll_context_t *ctx;
+    int rank, size;
+    int *node_of;       /* node id (0..node_count-1) of every rank */
+    pid_t *pid_of;      /* process id of every rank */
+    int node_count;
+    int local_rank, local_size;
+    int *local_ranks;   /* team ranks on my node, in order */
+    int *local_index;   /* per team rank: its index on my node, or -1 */
+    int ppn_max;        /* largest number of ranks on one node */
+    uint64_t seq;       /* sequence number of the current or last collective */
+    const char *coll;   /* name of the collective running now (for messages) */
+    const struct rcoll_algo *forced[RCOLL_COLL_COUNT];
+    const char *last_algo;
+    char last_error[1024];
+    rcoll_wait_policy_t wait;
+    struct rcoll_tl *tl;
+};
+
+/* Formats the team's last error and returns `status`. */
+rcoll_status_t rcoll_team_error(struct rcoll_team *team, rcoll_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A wait of the current collective failed while waiting for `peer`: names the collective,
+ * the ranks that never arrived (`arrived` tells, per rank), and the dead ones. */
+rcoll_status_t rcoll_team_wait_failed(struct rcoll_team *team, rcoll_status_t status, int peer,
+                                      int (*arrived)(void *arg, int rank), void *arg);
+
+void rcoll_log(const rcoll_context_t *ctx, rcoll_log_level_t level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,115 @@
+/* Waiting: spin, then yield, then futex sleep with a waiter count; see wait.h. */
+#include "core/wait.h"
+
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
+}
+
+/* The futex word is the low half of the 64-bit value (x86-64 and aarch64 are little-endian). */
+static _Atomic uint32_t *futex_word(rcoll_line_t *line)
+{
+    return (_Atomic uint32_t *)(void *)&line->value;
+}
+
+void rcoll_line_post(rcoll_line_t *line, uint64_t value)
+{
+    atomic_store_explicit(&line->value, value, memory_order_release);
+    /* Pairs with the sleeper's increment-then-recheck: one of the two sees the other. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&line->waiters, memory_order_relaxed))
+        futex(futex_word(line), FUTEX_WAKE, INT32_MAX, NULL);
+}
+
+uint64_t rcoll_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void rcoll_wait_policy_init(rcoll_wait_policy_t *policy, const rcoll_config_t *cfg, int local_ranks)
+{
+    bool crowded = local_ranks > cfg->cores;
+    policy->mode = cfg->wait_mode;
+    policy->timeout_ns = (uint64_t)(cfg->timeout_s * 1e9);
+    policy->block_slice_ns = 20 * 1000 * 1000;
+    switch (cfg->wait_mode) {
+    case RCOLL_WAIT_SPIN: policy->spin_iters = UINT32_MAX; policy->yield_iters = 0; break;
+    case RCOLL_WAIT_YIELD: policy->spin_iters = 64; policy->yield_iters = UINT32_MAX; break;
+    case RCOLL_WAIT_BLOCK: policy->spin_iters = 64; policy->yield_iters = 0; break;
+    case RCOLL_WAIT_AUTO:
+        /* Each rank owning a core: spin ~50 us before giving the core away. Sharing cores: the
+         * peer we wait for may need this very core, so yield almost at once. */
+        policy->spin_iters = crowded ? 16 : 20000;
+        policy->yield_iters = crowded ? 2000 : 200;
+        break;
+    }
+}
+
+void rcoll_waiter_start(rcoll_waiter_t *w, const rcoll_wait_policy_t *policy)
+{
+    w->policy = policy;
+    w->start_ns = 0;
+    w->polls = 0;
+}
+
+bool rcoll_waiter_is_sleeping(const rcoll_waiter_t *w)
+{
+    return w->polls > (uint64_t)w->policy->spin_iters + w->policy->yield_iters;
+}
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static void sleep_on(rcoll_line_t *line, uint64_t target, uint64_t slice_ns)
+{
+    atomic_fetch_add_explicit(&line->waiters, 1, memory_order_seq_cst);
+    uint64_t seen = atomic_load_explicit(&line->value, memory_order_seq_cst);
+    if (seen < target) {
+        struct timespec ts = {(time_t)(slice_ns / 1000000000ull), (long)(slice_ns % 1000000000ull)};
+        futex(futex_word(line), FUTEX_WAIT, (uint32_t)seen, &ts);
+    }
+    atomic_fetch_sub_explicit(&line->waiters, 1, memory_order_relaxed);
+}
+
+rcoll_status_t rcoll_waiter_pause(rcoll_waiter_t *w, rcoll_line_t *line, uint64_t target)
+{
+    const rcoll_wait_policy_t *p = w->policy;
+    uint64_t n = w->polls++;
+    if (n < p->spin_iters) {
+        cpu_relax();
+        if ((n & 1023) != 1023 || !p->timeout_ns)
+            return RCOLL_OK;
+    } else if (n < (uint64_t)p->spin_iters + p->yield_iters) {
+        sched_yield();
+    } else if (line) {
+        uint64_t slice = p->block_slice_ns;
+        if (p->timeout_ns && w->start_ns) {
+            uint64_t spent = rcoll_now_ns() - w->start_ns;
+            if (spent < p->timeout_ns && p->timeout_ns - spent < slice)
+                slice = p->timeout_ns - spent;
+        }
+        sleep_on(line, target, slice);
+    } else {
+        sched_yield();
+    }
+    if (!p->timeout_ns)
+        return RCOLL_OK;
+    uint64_t now = rcoll_now_ns();
+    if (!w->start_ns)
+        w->start_ns = now;
+    return now - w->start_ns >= p->timeout_ns ? RCOLL_ERR_TIMEOUT : RCOLL_OK;
+}

@@ -1,0 +1,55 @@
+/* Waiting: the one mechanism every rcoll wait goes through. A wait spins briefly, then yields
+ * the core, then blocks on a futex on the 64-bit word it waits for (the waiter count in the same
+ * cache line tells the writer to wake it); it always ends at the configured timeout. */
+#ifndef RCOLL_CORE_WAIT_H
+#define RCOLL_CORE_WAIT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "core/config.h"
+
+/* A waitable word in shared memory: the value one writer raises, the count of sleepers, and
+ * room for a small payload that travels in the same cache line (the "inline" data). */
+#define RCOLL_LINE_PAYLOAD 48
+typedef struct {
+    _Atomic uint64_t value;
+    _Atomic uint32_t waiters;
+    uint32_t len;
+    unsigned char payload[RCOLL_LINE_PAYLOAD];
+} __attribute__((aligned(64))) rcoll_line_t;
+
+/* Raise a line's value so that everything written before is visible first (release), and
+ * wake a sleeper if there is one. */
+void rcoll_line_post(rcoll_line_t *line, uint64_t value);
+static inline bool rcoll_line_reached(rcoll_line_t *line, uint64_t target)
+{
+    return atomic_load_explicit(&line->value, memory_order_acquire) >= target;
+}
+
+typedef struct {
+    rcoll_wait_mode_t mode;
+    unsigned spin_iters;   /* polls before the first yield */
+    unsigned yield_iters;  /* yields before blocking (auto mode) */
+    uint64_t timeout_ns;   /* 0: never */
+    uint64_t block_slice_ns; /* longest single futex sleep before re-checking */
+} rcoll_wait_policy_t;
+
+/* The policy for `local_ranks` processes sharing this node's cores. */
+void rcoll_wait_policy_init(rcoll_wait_policy_t *policy, const rcoll_config_t *cfg, int local_ranks);
+
+typedef struct {
+    const rcoll_wait_policy_t *policy;
+    uint64_t start_ns;
+    uint64_t polls;
+} rcoll_waiter_t;
+
+uint64_t rcoll_now_ns(void);
+void rcoll_waiter_start(rcoll_waiter_t *w, const rcoll_wait_policy_t *policy);
+/* One pause while nothing was ready: spin, yield or sleep on `line` until it may have reached
+ * `target`. RCOLL_ERR_TIMEOUT once the policy's timeout has passed since the start. */
+rcoll_status_t rcoll_waiter_pause(rcoll_waiter_t *w, rcoll_line_t *line, uint64_t target);
+/* True when the wait has entered its blocking phase (callers check peer liveness then). */
+bool rcoll_waiter_is_sleeping(const rcoll_waiter_t *w);
+
+#endif

@@ -1,0 +1,104 @@
+/* Algorithm registry and default decision table: see select.h.
+ * The table was set from rcoll-bench runs on a 2-core machine (docs/tuning.md tells how to
+ * redo it); each rule says why it holds. */
+#include "select/select.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+static const rcoll_algo_t *const registry[] = {
+    &rcoll_barrier_dissemination,      &rcoll_barrier_pairwise_exchange,
+    &rcoll_barrier_gather_release,     &rcoll_allgather_recursive_doubling,
+    &rcoll_allgather_ring,             &rcoll_allgather_bruck,
+    &rcoll_allgather_direct,
+};
+#define REGISTRY_COUNT (sizeof registry / sizeof registry[0])
+
+typedef struct {
+    rcoll_coll_t coll;
+    size_t max_bytes;   /* rule holds for bytes per rank <= max_bytes */
+    int max_size;       /* and team size <= max_size */
+    int crowded;        /* 1: only when ranks outnumber cores, 0: only when not, -1: either */
+    const rcoll_algo_t *algo;
+    const char *reason;
+} rule_t;
+
+#define ANY_BYTES ((size_t)-1)
+#define ANY_SIZE 0x7fffffff
+
+static const rule_t rules[] = {
+    {RCOLL_COLL_BARRIER, ANY_BYTES, 2, -1, &rcoll_barrier_dissemination,
+     "two ranks: one signal each way, nothing to gain from a tree"},
+    {RCOLL_COLL_BARRIER, ANY_BYTES, ANY_SIZE, 1, &rcoll_barrier_gather_release,
+     "ranks share cores: the gather tree needs the fewest wake-ups, one release frees all"},
+    {RCOLL_COLL_BARRIER, ANY_BYTES, ANY_SIZE, -1, &rcoll_barrier_dissemination,
+     "ceil(log2 P) rounds of one signal for any P"},
+    {RCOLL_COLL_ALLGATHER, RCOLL_INLINE_MAX, 16, -1, &rcoll_allgather_direct,
+     "tiny blocks travel inline in one cache line per peer: one step"},
+    {RCOLL_COLL_ALLGATHER, 16 * 1024, 8, -1, &rcoll_allgather_direct,
+     "small team: one step, every write in flight, no forwarding copies"},
+    {RCOLL_COLL_ALLGATHER, 16 * 1024, ANY_SIZE, -1, &rcoll_allgather_bruck,
+     "small blocks, larger team: log2 P steps, no folding for P not a power of two"},
+    {RCOLL_COLL_ALLGATHER, ANY_BYTES, 8, -1, &rcoll_allgather_direct,
+     "large blocks, small team: one single-copy write per peer, all in flight"},
+    {RCOLL_COLL_ALLGATHER, ANY_BYTES, ANY_SIZE, -1, &rcoll_allgather_ring,
+     "large blocks, larger team: neighbour writes, bandwidth-bound"},
+};
+
+const rcoll_algo_t *rcoll_algo_find(rcoll_coll_t coll, const char *name)
+{
+    for (size_t i = 0; i < REGISTRY_COUNT; i++)
+        if (registry[i]->coll == coll && strcasecmp(registry[i]->name, name) == 0)
+            return registry[i];
+    return NULL;
+}
+
+void rcoll_algo_names(rcoll_coll_t coll, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < REGISTRY_COUNT && used < len; i++)
+        if (registry[i]->coll == coll)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+                                     registry[i]->name);
+}
+
+const rcoll_algo_t *rcoll_select(const rcoll_config_t *cfg, rcoll_coll_t coll, size_t bytes,
+                                 int size, int ppn, char *why, size_t why_len)
+{
+    const char *forced = cfg->algo[coll];
+    if (forced[0]) {
+        const rcoll_algo_t *a = rcoll_algo_find(coll, forced);
+        if (!a) {
+            char names[256];
+            rcoll_algo_names(coll, names, sizeof names);
+            snprintf(why, why_len, "unknown %s algorithm '%s' (from the environment); valid: %s, auto",
+                     rcoll_coll_name(coll), forced, names);
+            return NULL;
+        }
+        snprintf(why, why_len, "forced by the environment (RCOLL_%s_ALGO=%s)",
+                 coll == RCOLL_COLL_BARRIER ? "BARRIER" : "ALLGATHER", forced);
+        return a;
+    }
+    int crowded = ppn > cfg->cores;
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        const rule_t *r = &rules[i];
+        if (r->coll != coll || bytes > r->max_bytes || size > r->max_size ||
+            (r->crowded >= 0 && r->crowded != crowded))
+            continue;
+        char limit[96] = "";
+        size_t n = 0;
+        if (r->max_bytes != ANY_BYTES)
+            n += (size_t)snprintf(limit + n, sizeof limit - n, "bytes <= %zu ", r->max_bytes);
+        if (r->max_size != ANY_SIZE)
+            n += (size_t)snprintf(limit + n, sizeof limit - n, "size <= %d ", r->max_size);
+        if (r->crowded >= 0)
+            snprintf(limit + n, sizeof limit - n, "%s", r->crowded ? "ppn > cores " : "ppn <= cores ");
+        snprintf(why, why_len, "default rule %zu [%s]: %s (ppn %d, %d cores)", i + 1,
+                 limit[0] ? limit : "any", r->reason, ppn, cfg->cores);
+        return r->algo;
+    }
+    snprintf(why, why_len, "no rule matches");
+    return NULL;
+}

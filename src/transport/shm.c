@@ -1,0 +1,537 @@
+/* shm transport: the one-sided interface of transport.h over one POSIX shared-memory segment
+ * per node per team.
+ *
+ * Segment: a header page, then one area per local rank. An area holds what others write to
+ * that rank and what it publishes:
+ *   arrival[2]   its advertisement per sequence parity: value = seq, payload = user address
+ *   done         the last collective it has finished reading (flow control of its inbox)
+ *   release      its one-step release word (gather-tree barrier root)
+ *   signal[P][2] one line per source rank and parity; payload carries inline data
+ *   bounce[L]    per local sender: a chunk line, an ack line and CHUNK bytes (fallback copy)
+ *   inbox[2]     the copy-based slots ("collective buffer"), one per sequence parity
+ * A sender writes into the inbox of parity seq&1 only after the receiver's done word shows
+ * seq-2, so a fast rank entering the next collective never overwrites what a slow one still
+ * reads. Single copy for large data goes by CMA (process_vm_writev) into the address the
+ * receiver advertised when it arrived; where CMA is not permitted (found once, at creation, or
+ * RCOLL_CMA=0) the same put goes chunk by chunk through the bounce area and the receiver copies
+ * it out while it waits (its wait runs the transport's progress).
+ *
+ * The segment is created by the node's first rank, mapped by the others and unlinked as soon as
+ * everyone has mapped it, so nothing is left in /dev/shm even if a process is killed later. */
+#include "transport/shm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "core/team.h"
+
+#define SHM_MAGIC 0x72636f6c6c73686dull /* "rcollshm" */
+#define SHM_HEADER_BYTES 4096
+#define BOUNCE_CHUNK (64 * 1024)
+
+typedef struct {
+    rcoll_line_t chunk; /* value: chunks sent; payload: destination address and length */
+    rcoll_line_t ack;   /* value: chunks copied out by the receiver */
+    unsigned char data[BOUNCE_CHUNK];
+} bounce_channel_t;
+
+typedef struct {
+    uint64_t magic;
+    uint64_t area_bytes;
+} shm_header_t;
+
+typedef struct {
+    rcoll_tl_t base;
+    struct rcoll_team *team;
+    unsigned char *seg;
+    size_t seg_bytes;
+    size_t area_bytes;
+    size_t off_signal, off_bounce, off_inbox;
+    unsigned char **area;     /* per local index */
+    uint64_t *peer_done_seen; /* per team rank: last done value read (flow control cache) */
+    uint64_t *bounce_sent;    /* per local index: chunks I sent to that rank */
+    int my_index;
+    volatile uint64_t cma_probe;
+} shm_tl_t;
+
+typedef struct {
+    rcoll_line_t arrival[2];
+    rcoll_line_t done;
+    rcoll_line_t release;
+} area_head_t;
+
+static area_head_t *head_of(shm_tl_t *s, int team_rank)
+{
+    return (area_head_t *)(void *)s->area[s->team->local_index[team_rank]];
+}
+
+static rcoll_line_t *signal_line(shm_tl_t *s, int receiver, int source, uint64_t seq)
+{
+    unsigned char *a = s->area[s->team->local_index[receiver]] + s->off_signal;
+    return (rcoll_line_t *)(void *)a + (size_t)source * 2 + (seq & 1);
+}
+
+static bounce_channel_t *bounce_of(shm_tl_t *s, int receiver_index, int sender_index)
+{
+    unsigned char *a = s->area[receiver_index] + s->off_bounce;
+    return (bounce_channel_t *)(void *)a + sender_index;
+}
+
+static unsigned char *inbox_of(shm_tl_t *s, int rank, uint64_t seq)
+{
+    return s->area[s->team->local_index[rank]] + s->off_inbox + (seq & 1) * s->base.inbox_bytes;
+}
+
+/* ---- waiting ---- */
+
+static int rank_arrived(void *arg, int rank)
+{
+    shm_tl_t *s = arg;
+    if (s->team->local_index[rank] < 0)
+        return 1;
+    area_head_t *h = head_of(s, rank);
+    uint64_t a = atomic_load(&h->arrival[0].value), b = atomic_load(&h->arrival[1].value);
+    return (a > b ? a : b) >= s->team->seq;
+}
+
+/* The receiver's side of the fallback copy: drain every chunk that local senders left. */
+static void bounce_progress(shm_tl_t *s)
+{
+    for (int i = 0; i < s->team->local_size; i++) {
+        if (i == s->my_index)
+            continue;
+        bounce_channel_t *ch = bounce_of(s, s->my_index, i);
+        uint64_t sent = atomic_load_explicit(&ch->chunk.value, memory_order_acquire);
+        if (sent <= atomic_load_explicit(&ch->ack.value, memory_order_relaxed))
+            continue;
+        uint64_t dst;
+        memcpy(&dst, ch->chunk.payload, sizeof dst);
+        memcpy((void *)(uintptr_t)dst, ch->data, ch->chunk.len);
+        rcoll_line_post(&ch->ack, sent);
+    }
+}
+
+static rcoll_status_t pause_on_line(shm_tl_t *s, rcoll_waiter_t *w, rcoll_line_t *line,
+                                    uint64_t target, int who)
+{
+    if (!s->base.single_copy)
+        bounce_progress(s);
+    rcoll_status_t st = rcoll_waiter_pause(w, line, target);
+    if (st == RCOLL_OK && rcoll_waiter_is_sleeping(w) && who >= 0 && who != s->team->rank &&
+        kill(s->team->pid_of[who], 0) != 0 && errno == ESRCH)
+        st = RCOLL_ERR_PEER_DEAD;
+    if (st != RCOLL_OK)
+        return rcoll_team_wait_failed(s->team, st, who, rank_arrived, s);
+    return RCOLL_OK;
+}
+
+static rcoll_status_t wait_line(shm_tl_t *s, rcoll_line_t *line, uint64_t target, int who)
+{
+    if (rcoll_line_reached(line, target) && s->base.single_copy)
+        return RCOLL_OK;
+    rcoll_waiter_t w;
+    rcoll_waiter_start(&w, &s->team->wait);
+    while (!rcoll_line_reached(line, target)) {
+        rcoll_status_t st = pause_on_line(s, &w, line, target, who);
+        if (st != RCOLL_OK)
+            return st;
+    }
+    return RCOLL_OK;
+}
+
+static rcoll_line_t *event_line(shm_tl_t *s, const rcoll_event_t *ev, uint64_t *target)
+{
+    switch (ev->kind) {
+    case RCOLL_EV_SIGNAL:
+        *target = RCOLL_SIGNAL(ev->seq, ev->step);
+        return signal_line(s, s->team->rank, ev->peer, ev->seq);
+    case RCOLL_EV_ARRIVAL:
+        *target = ev->seq;
+        return &head_of(s, ev->peer)->arrival[ev->seq & 1];
+    case RCOLL_EV_RELEASE:
+    default:
+        *target = ev->seq;
+        return &head_of(s, ev->peer)->release;
+    }
+}
+
+static bool shm_test(rcoll_tl_t *tl, const rcoll_event_t *ev)
+{
+    uint64_t target;
+    rcoll_line_t *line = event_line((shm_tl_t *)tl, ev, &target);
+    return rcoll_line_reached(line, target);
+}
+
+static rcoll_status_t shm_pause(rcoll_tl_t *tl, rcoll_waiter_t *w, const rcoll_event_t *ev)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    uint64_t target;
+    rcoll_line_t *line = event_line(s, ev, &target);
+    return pause_on_line(s, w, line, target, ev->peer);
+}
+
+/* ---- one-sided operations ---- */
+
+static void shm_enter(rcoll_tl_t *tl, uint64_t seq, void *user_addr)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    rcoll_line_t *adv = &head_of(s, s->team->rank)->arrival[seq & 1];
+    uint64_t addr = (uint64_t)(uintptr_t)user_addr;
+    memcpy(adv->payload, &addr, sizeof addr);
+    rcoll_line_post(adv, seq);
+}
+
+static void shm_leave(rcoll_tl_t *tl, uint64_t seq)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    rcoll_line_post(&head_of(s, s->team->rank)->done, seq);
+}
+
+static void *shm_inbox(rcoll_tl_t *tl, uint64_t seq)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    return inbox_of(s, s->team->rank, seq);
+}
+
+/* The peer's slots of parity seq&1 are free once it has finished collective seq-2. */
+static rcoll_status_t wait_slots_free(shm_tl_t *s, int peer, uint64_t seq)
+{
+    if (seq < 3 || s->peer_done_seen[peer] >= seq - 2)
+        return RCOLL_OK;
+    rcoll_line_t *done = &head_of(s, peer)->done;
+    rcoll_status_t st = wait_line(s, done, seq - 2, peer);
+    s->peer_done_seen[peer] = atomic_load_explicit(&done->value, memory_order_relaxed);
+    return st;
+}
+
+static rcoll_status_t shm_put(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
+                              const void *src, size_t len, size_t inbox_offset)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    rcoll_status_t st = wait_slots_free(s, peer, seq);
+    if (st != RCOLL_OK)
+        return st;
+    if (len)
+        memcpy(inbox_of(s, peer, seq) + inbox_offset, src, len);
+    if (step != RCOLL_NO_SIGNAL)
+        rcoll_line_post(signal_line(s, peer, s->team->rank, seq), RCOLL_SIGNAL(seq, step));
+    return RCOLL_OK;
+}
+
+static rcoll_status_t shm_put_inline(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
+                                     const void *src, size_t len)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    rcoll_status_t st = wait_slots_free(s, peer, seq);
+    if (st != RCOLL_OK)
+        return st;
+    rcoll_line_t *line = signal_line(s, peer, s->team->rank, seq);
+    memcpy(line->payload, src, len);
+    line->len = (uint32_t)len;
+    rcoll_line_post(line, RCOLL_SIGNAL(seq, step));
+    return RCOLL_OK;
+}
+
+static const void *shm_inline_data(rcoll_tl_t *tl, int source, uint64_t seq)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    return signal_line(s, s->team->rank, source, seq)->payload;
+}
+
+static rcoll_status_t cma_write(shm_tl_t *s, int peer, const void *src, size_t len, uint64_t dst)
+{
+    size_t done = 0;
+    while (done < len) {
+        struct iovec local = {(void *)((const char *)src + done), len - done};
+        struct iovec remote = {(void *)(uintptr_t)(dst + done), len - done};
+        ssize_t n = process_vm_writev(s->team->pid_of[peer], &local, 1, &remote, 1, 0);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            return rcoll_team_error(s->team, n < 0 && errno == ESRCH ? RCOLL_ERR_PEER_DEAD
+                                                                      : RCOLL_ERR_SYSTEM,
+                                    "%s: single-copy write of %zu bytes to rank %d failed: %s",
+                                    s->team->coll, len, peer, n < 0 ? strerror(errno) : "no progress");
+        }
+        done += (size_t)n;
+    }
+    return RCOLL_OK;
+}
+
+/* Fallback single copy: through the receiver's bounce channel, one chunk in flight. */
+static rcoll_status_t bounce_write(shm_tl_t *s, int peer, const void *src, size_t len, uint64_t dst)
+{
+    int pi = s->team->local_index[peer];
+    bounce_channel_t *ch = bounce_of(s, pi, s->my_index);
+    for (size_t done = 0; done < len;) {
+        size_t n = len - done < BOUNCE_CHUNK ? len - done : BOUNCE_CHUNK;
+        memcpy(ch->data, (const char *)src + done, n);
+        uint64_t to = dst + done;
+        memcpy(ch->chunk.payload, &to, sizeof to);
+        ch->chunk.len = (uint32_t)n;
+        rcoll_line_post(&ch->chunk, ++s->bounce_sent[pi]);
+        rcoll_status_t st = wait_line(s, &ch->ack, s->bounce_sent[pi], peer);
+        if (st != RCOLL_OK)
+            return st;
+        done += n;
+    }
+    return RCOLL_OK;
+}
+
+static rcoll_status_t shm_put_user(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
+                                   const void *src, size_t len, size_t remote_offset)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    rcoll_line_t *adv = &head_of(s, peer)->arrival[seq & 1];
+    rcoll_status_t st = wait_line(s, adv, seq, peer);
+    if (st != RCOLL_OK)
+        return st;
+    uint64_t base;
+    memcpy(&base, adv->payload, sizeof base);
+    if (len) {
+        st = s->base.single_copy ? cma_write(s, peer, src, len, base + remote_offset)
+                                 : bounce_write(s, peer, src, len, base + remote_offset);
+        if (st != RCOLL_OK)
+            return st;
+    }
+    if (step != RCOLL_NO_SIGNAL)
+        rcoll_line_post(signal_line(s, peer, s->team->rank, seq), RCOLL_SIGNAL(seq, step));
+    return RCOLL_OK;
+}
+
+static void shm_signal(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    rcoll_line_post(signal_line(s, peer, s->team->rank, seq), RCOLL_SIGNAL(seq, step));
+}
+
+static void shm_release(rcoll_tl_t *tl, uint64_t seq)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    rcoll_line_post(&head_of(s, s->team->rank)->release, seq);
+}
+
+static void shm_destroy(rcoll_tl_t *tl)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    if (!s)
+        return;
+    if (s->seg)
+        munmap(s->seg, s->seg_bytes);
+    free(s->area);
+    free(s->peer_done_seen);
+    free(s->bounce_sent);
+    free(s);
+}
+
+static const rcoll_tl_ops_t shm_ops = {
+    .name = "shm",
+    .enter = shm_enter,
+    .leave = shm_leave,
+    .inbox = shm_inbox,
+    .put = shm_put,
+    .put_inline = shm_put_inline,
+    .inline_data = shm_inline_data,
+    .put_user = shm_put_user,
+    .signal = shm_signal,
+    .release = shm_release,
+    .test = shm_test,
+    .pause = shm_pause,
+    .destroy = shm_destroy,
+};
+
+rcoll_status_t rcoll_tl_wait(rcoll_tl_t *tl, const rcoll_event_t *ev)
+{
+    if (tl->ops->test(tl, ev) && tl->single_copy)
+        return RCOLL_OK;
+    rcoll_waiter_t w;
+    rcoll_waiter_start(&w, &((shm_tl_t *)tl)->team->wait);
+    while (!tl->ops->test(tl, ev)) {
+        rcoll_status_t st = tl->ops->pause(tl, &w, ev);
+        if (st != RCOLL_OK)
+            return st;
+    }
+    return RCOLL_OK;
+}
+
+/* ---- creation ---- */
+
+typedef struct {
+    char name[64];
+    int32_t status;
+    uint64_t probe_addr;
+} shm_offer_t;
+
+typedef struct {
+    int32_t status;
+    int32_t cma_ok;
+} shm_answer_t;
+
+static void layout(shm_tl_t *s, const struct rcoll_team *t, size_t inbox_bytes)
+{
+    s->off_signal = sizeof(area_head_t);
+    s->off_bounce = s->off_signal + (size_t)t->size * 2 * sizeof(rcoll_line_t);
+    s->off_inbox = s->off_bounce + (size_t)t->local_size * sizeof(bounce_channel_t);
+    s->base.inbox_bytes = inbox_bytes;
+    s->area_bytes = (s->off_inbox + 2 * inbox_bytes + 4095) & ~(size_t)4095;
+    s->seg_bytes = SHM_HEADER_BYTES + (size_t)t->local_size * s->area_bytes;
+}
+
+static int create_segment(shm_tl_t *s, char *name, size_t name_len)
+{
+    struct rcoll_team *t = s->team;
+    snprintf(name, name_len, "/rcoll-%d-%u-%llx", (int)getpid(), t->ctx->teams_created,
+             (unsigned long long)(rcoll_now_ns() & 0xffffffffffull));
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0)
+        return -errno;
+    int err = 0;
+    if (ftruncate(fd, (off_t)s->seg_bytes) != 0)
+        err = -errno;
+    if (!err) {
+        s->seg = mmap(NULL, s->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (s->seg == MAP_FAILED) {
+            s->seg = NULL;
+            err = -errno;
+        }
+    }
+    close(fd);
+    if (err) {
+        shm_unlink(name);
+        return err;
+    }
+    shm_header_t *h = (shm_header_t *)(void *)s->seg;
+    h->area_bytes = s->area_bytes;
+    h->magic = SHM_MAGIC;
+    return 0;
+}
+
+static int map_segment(shm_tl_t *s, const char *name)
+{
+    int fd = shm_open(name, O_RDWR, 0600);
+    if (fd < 0)
+        return -errno;
+    s->seg = mmap(NULL, s->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int err = s->seg == MAP_FAILED ? -errno : 0;
+    close(fd);
+    if (err) {
+        s->seg = NULL;
+        return err;
+    }
+    shm_header_t *h = (shm_header_t *)(void *)s->seg;
+    return h->magic == SHM_MAGIC && h->area_bytes == s->area_bytes ? 0 : -EPROTO;
+}
+
+/* Can this process read a local peer's memory by CMA? Probed once, on the next local rank. */
+static int probe_cma(shm_tl_t *s, const shm_offer_t *offers)
+{
+    struct rcoll_team *t = s->team;
+    if (t->ctx->cfg.cma == RCOLL_CMA_OFF)
+        return 0;
+    if (t->local_size == 1)
+        return 1;
+    int peer = t->local_ranks[(t->local_rank + 1) % t->local_size];
+    uint64_t got = 0;
+    struct iovec local = {&got, sizeof got};
+    struct iovec remote = {(void *)(uintptr_t)offers[peer].probe_addr, sizeof got};
+    ssize_t n = process_vm_readv(t->pid_of[peer], &local, 1, &remote, 1, 0);
+    return n == (ssize_t)sizeof got && got == SHM_MAGIC;
+}
+
+static rcoll_status_t exchange(const rcoll_oob_t *oob, const void *mine, void *all, size_t len)
+{
+    return oob->allgather(mine, all, len, oob->coll_info) == 0 ? RCOLL_OK : RCOLL_ERR_BOOTSTRAP;
+}
+
+static rcoll_status_t agree(shm_tl_t *s, const rcoll_oob_t *oob, int my_status, int cma_ok,
+                            char *leader_name, bool leader)
+{
+    struct rcoll_team *t = s->team;
+    shm_answer_t mine = {my_status, cma_ok}, *all = calloc((size_t)t->size, sizeof *all);
+    if (!all)
+        return RCOLL_ERR_NOMEM;
+    rcoll_status_t st = exchange(oob, &mine, all, sizeof mine);
+    if (leader && leader_name[0])
+        shm_unlink(leader_name); /* everyone has mapped it (or given up): nothing stays behind */
+    s->base.single_copy = true;
+    for (int r = 0; st == RCOLL_OK && r < t->size; r++) {
+        if (all[r].status)
+            st = rcoll_team_error(t, RCOLL_ERR_SYSTEM, "shm transport: rank %d could not set up "
+                                  "shared memory: %s", r, strerror(-all[r].status));
+        else if (t->node_of[r] == t->node_of[t->rank] && !all[r].cma_ok)
+            s->base.single_copy = false;
+    }
+    free(all);
+    if (!s->base.single_copy) /* chunks arrive on lines nobody sleeps on: sleep in short slices */
+        t->wait.block_slice_ns = 200 * 1000;
+    return st;
+}
+
+rcoll_status_t rcoll_shm_create(struct rcoll_team *t, const rcoll_oob_t *oob, rcoll_tl_t **out)
+{
+    /* Without these few bytes this rank cannot even take part in the exchange. */
+    shm_offer_t *offers = calloc((size_t)t->size, sizeof *offers);
+    if (!offers)
+        return rcoll_team_error(t, RCOLL_ERR_NOMEM, "shm transport: out of memory");
+    shm_tl_t *s = calloc(1, sizeof *s);
+    if (s) {
+        s->area = calloc((size_t)t->local_size, sizeof *s->area);
+        s->peer_done_seen = calloc((size_t)t->size, sizeof *s->peer_done_seen);
+        s->bounce_sent = calloc((size_t)t->local_size, sizeof *s->bounce_sent);
+    }
+    int err = (!s || !offers || !s->area || !s->peer_done_seen || !s->bounce_sent) ? -ENOMEM : 0;
+    shm_offer_t mine = {{0}, err, 0};
+    char created[64] = "";
+    bool leader = t->local_rank == 0;
+    if (s) {
+        s->base.ops = &shm_ops;
+        s->team = t;
+        s->my_index = t->local_rank;
+        s->cma_probe = SHM_MAGIC;
+        mine.probe_addr = (uint64_t)(uintptr_t)&s->cma_probe;
+        layout(s, t, t->ctx->cfg.inbox_bytes);
+        if (!err && leader && (err = create_segment(s, created, sizeof created)) == 0)
+            memcpy(mine.name, created, sizeof created);
+        mine.status = err;
+    }
+    rcoll_status_t st = exchange(oob, &mine, offers, sizeof mine);
+    if (st != RCOLL_OK) {
+        if (created[0])
+            shm_unlink(created);
+        shm_destroy(s ? &s->base : NULL);
+        free(offers);
+        return rcoll_team_error(t, st, "shm transport: out-of-band exchange failed");
+    }
+    if (!s) { /* still take part in the last exchange, so the others see why and give up */
+        shm_answer_t *all = (shm_answer_t *)(void *)offers, nomem = {-ENOMEM, 0};
+        exchange(oob, &nomem, all, sizeof nomem);
+        free(offers);
+        return rcoll_team_error(t, RCOLL_ERR_NOMEM, "shm transport: out of memory");
+    }
+    const shm_offer_t *lead = &offers[t->local_ranks[0]];
+    if (!err && lead->status)
+        err = lead->status;
+    if (!err && !leader)
+        err = map_segment(s, lead->name);
+    int cma_ok = 0;
+    if (!err) {
+        for (int i = 0; i < t->local_size; i++)
+            s->area[i] = s->seg + SHM_HEADER_BYTES + (size_t)i * s->area_bytes;
+        cma_ok = probe_cma(s, offers);
+    }
+    free(offers);
+    st = agree(s, oob, err, cma_ok, created, leader);
+    if (st != RCOLL_OK) {
+        shm_destroy(&s->base);
+        return st;
+    }
+    *out = &s->base;
+    return RCOLL_OK;
+}

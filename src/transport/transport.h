@@ -1,0 +1,90 @@
+/* The one-sided transport interface every algorithm is written against (BRIEF section 3).
+ *
+ * Every operation is tagged with the team's 64-bit sequence number `seq` of the collective it
+ * serves and, inside it, a step; a signal's value is RCOLL_SIGNAL(seq, step) and waits are for
+ * "at least", so flags are never reset and back-to-back collectives cannot confuse each other.
+ * Each (receiver, source) pair has its own signal line, written by that source only.
+ *
+ * - put:        copy into the peer's inbox (its slot of the team's collective buffer) for this
+ *               collective, then raise the peer's signal from me. Copy-based path.
+ * - put_inline: up to RCOLL_INLINE_MAX bytes inside the signal's own cache line.
+ * - put_user:   single copy into the buffer the peer advertised when it entered the collective
+ *               (CMA on shm, or a chunked copy through shared memory), then raise the signal.
+ * - signal:     raise the signal only.
+ * - events:     what a rank can wait for: a signal from a source, a peer's arrival (its
+ *               advertisement), the release word of a root (one-step release every rank polls).
+ *
+ * An algorithm never names a transport; a transport never knows which collective it serves. */
+#ifndef RCOLL_TRANSPORT_H
+#define RCOLL_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "core/wait.h"
+#include "rcoll/rcoll.h"
+
+#define RCOLL_INLINE_MAX RCOLL_LINE_PAYLOAD
+/* As the step of put or put_user: move the data but raise no signal (more follows). */
+#define RCOLL_NO_SIGNAL 0xffffu
+#define RCOLL_SIGNAL(seq, step) (((uint64_t)(seq) << 16) | ((uint64_t)(step) + 1))
+
+typedef enum { RCOLL_EV_SIGNAL, RCOLL_EV_ARRIVAL, RCOLL_EV_RELEASE } rcoll_event_kind_t;
+typedef struct {
+    rcoll_event_kind_t kind;
+    int peer;      /* the source of the signal, the arriving peer, the releasing root */
+    uint64_t seq;
+    unsigned step; /* signals only */
+} rcoll_event_t;
+
+struct rcoll_team;
+typedef struct rcoll_tl rcoll_tl_t;
+
+typedef struct {
+    const char *name;
+    /* Entering collective seq: announce arrival and advertise `user_addr` for put_user. */
+    void (*enter)(rcoll_tl_t *tl, uint64_t seq, void *user_addr);
+    /* Leaving collective seq: this rank has read everything it received for it. */
+    void (*leave)(rcoll_tl_t *tl, uint64_t seq);
+    void *(*inbox)(rcoll_tl_t *tl, uint64_t seq);
+    rcoll_status_t (*put)(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step, const void *src,
+                          size_t len, size_t inbox_offset);
+    rcoll_status_t (*put_inline)(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
+                                 const void *src, size_t len);
+    const void *(*inline_data)(rcoll_tl_t *tl, int source, uint64_t seq);
+    rcoll_status_t (*put_user)(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
+                               const void *src, size_t len, size_t remote_offset);
+    void (*signal)(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step);
+    void (*release)(rcoll_tl_t *tl, uint64_t seq);
+    bool (*test)(rcoll_tl_t *tl, const rcoll_event_t *ev);
+    /* Nothing is ready: one pause of the wait policy on `ev`, with the transport's progress. */
+    rcoll_status_t (*pause)(rcoll_tl_t *tl, rcoll_waiter_t *w, const rcoll_event_t *ev);
+    void (*destroy)(rcoll_tl_t *tl);
+} rcoll_tl_ops_t;
+
+struct rcoll_tl {
+    const rcoll_tl_ops_t *ops;
+    size_t inbox_bytes;   /* usable bytes of one inbox */
+    bool single_copy;     /* put_user is a true single copy (CMA) */
+};
+
+/* Wait until `ev` happened (the policy's spin/yield/block, then the team's timeout). */
+rcoll_status_t rcoll_tl_wait(rcoll_tl_t *tl, const rcoll_event_t *ev);
+
+static inline rcoll_event_t rcoll_ev_signal(int source, uint64_t seq, unsigned step)
+{
+    rcoll_event_t ev = {RCOLL_EV_SIGNAL, source, seq, step};
+    return ev;
+}
+static inline rcoll_event_t rcoll_ev_arrival(int peer, uint64_t seq)
+{
+    rcoll_event_t ev = {RCOLL_EV_ARRIVAL, peer, seq, 0};
+    return ev;
+}
+static inline rcoll_event_t rcoll_ev_release(int root, uint64_t seq)
+{
+    rcoll_event_t ev = {RCOLL_EV_RELEASE, root, seq, 0};
+    return ev;
+}
+
+#endif

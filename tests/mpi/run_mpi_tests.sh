@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# Runs the MPI drop-in tests (tests/mpi/*.c, built as <name> for the default MPI = Open MPI and
+# <name>-mpich for MPICH) under mpirun with librcoll-mpi.so resp. librcoll-mpi-mpich.so
+# LD_PRELOADed, for several process counts. Usage: run_mpi_tests.sh BUILD_DIR
+# Prints PASS/FAIL per run and a final line "N passed, N failed"; exits non-zero on any failure.
+# The machine may have 2 cores: MPICH busy-polls when oversubscribed, so its runs stay at
+# np <= 3 with few repetitions. Every mpirun is bounded by `timeout`.
+set -u
+
+if [ $# -ne 1 ] || [ ! -d "$1" ]; then
+    echo "usage: $0 BUILD_DIR" >&2
+    exit 2
+fi
+BUILD=$(cd "$1" && pwd)
+SRC_TESTS=$(cd "$(dirname "$0")" && pwd)
+LOG=$(mktemp -d "${TMPDIR:-/tmp}/rcoll-mpi-tests.XXXXXX")
+trap 'rm -rf "$LOG"' EXIT
+
+passed=0
+failed=0
+start=$(date +%s)
+
+# Open MPI as root, on a machine with fewer cores than ranks.
+OMPI_RUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
+MPICH_RUN=(mpirun.mpich)
+
+# run FLAVOR NP TIMEOUT CHECK EXE [ARGS...] [-- VAR=VALUE ...]
+#   FLAVOR: ompi | mpich. CHECK: none; log (the output must contain a line from rcoll: it ran);
+#   quiet (no line from rcoll: everything went to PMPI_); algos:A,B (with RCOLL_LOG=info: the
+#   log names "algorithm A" and "algorithm B").
+run() {
+    local flavor=$1 np=$2 tmo=$3 check=$4 exe=$5
+    shift 5
+    local args=() envs=()
+    while [ $# -gt 0 ]; do
+        if [ "$1" = "--" ]; then
+            shift
+            envs=("$@")
+            break
+        fi
+        args+=("$1")
+        shift
+    done
+    local suffix="" lib="$BUILD/librcoll-mpi.so" cmd=()
+    if [ "$flavor" = mpich ]; then
+        suffix="-mpich"
+        lib="$BUILD/librcoll-mpi-mpich.so"
+    fi
+    # A sanitizer build (RCOLL_SANITIZE): the ASan runtime must come first in the preload list,
+    # MPI's own allocations at exit are not ours to report, and the quarantine of freed memory
+    # would read as growth in test_mpi_comm_cycles.
+    local preload=$lib asan
+    asan=$(ldd "$lib" 2>/dev/null | awk '/libasan\.so/ { print $3; exit }')
+    if [ -n "$asan" ]; then
+        preload="$asan:$lib"
+        envs+=("ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:quarantine_size_mb=0}")
+    fi
+    # The variables go to the ranks only (not to mpirun itself).
+    if [ "$flavor" = mpich ]; then
+        cmd=("${MPICH_RUN[@]}" -np "$np" -genv LD_PRELOAD "$preload")
+        for e in ${envs[@]+"${envs[@]}"}; do cmd+=(-genv "${e%%=*}" "${e#*=}"); done
+    else
+        cmd=("${OMPI_RUN[@]}" -np "$np" -x "LD_PRELOAD=$preload")
+        for e in ${envs[@]+"${envs[@]}"}; do cmd+=(-x "$e"); done
+    fi
+    local path="$BUILD/$exe$suffix"
+    local name="$flavor np=$np $exe${args[*]+ ${args[*]}}${envs[*]+ [${envs[*]}]}"
+    local out="$LOG/run.out"
+    if [ ! -x "$path" ]; then
+        echo "FAIL $name: $path not built"
+        failed=$((failed + 1))
+        return
+    fi
+    local t0 rc=0 why=""
+    t0=$(date +%s%N)
+    timeout -k 10 "$tmo" "${cmd[@]}" "$path" ${args[@]+"${args[@]}"} >"$out" 2>&1 </dev/null ||
+        rc=$?
+    local tenths=$((($(date +%s%N) - t0) / 100000000))
+    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+        why="timed out after ${tmo}s"
+    elif [ $rc -ne 0 ]; then
+        why="exit status $rc"
+    elif ! grep -q "^OK $exe" "$out"; then
+        why="no 'OK $exe' line"
+    elif [ "$check" = log ] && ! grep -q '^rcoll' "$out"; then
+        why="no line from rcoll in the output"
+    elif [ "$check" = quiet ] && grep -q '^rcoll' "$out"; then
+        why="rcoll was used (or complained) where everything should go to PMPI_"
+    elif [ "${check%%:*}" = algos ]; then
+        local a
+        for a in $(echo "${check#algos:}" | tr ',' ' '); do
+            grep -q "algorithm $a\b" "$out" || why="$why the log never names algorithm $a;"
+        done
+    fi
+    if [ -z "$why" ]; then
+        echo "PASS $name ($((tenths / 10)).$((tenths % 10)) s)"
+        grep "^OK $exe" "$out" | head -1 | sed 's/^/     /'
+        if [ "$check" = log ]; then grep -m 2 '^rcoll' "$out" | sed 's/^/     /'; fi
+        passed=$((passed + 1))
+    else
+        echo "FAIL $name: $why"
+        tail -n 25 "$out" | sed 's/^/     /'
+        failed=$((failed + 1))
+    fi
+}
+
+have_ompi=0
+have_mpich=0
+if [ -f "$BUILD/librcoll-mpi.so" ]; then
+    if command -v mpirun >/dev/null 2>&1; then
+        have_ompi=1
+    else
+        echo "SKIP Open MPI: no mpirun"
+    fi
+fi
+if [ -f "$BUILD/librcoll-mpi-mpich.so" ]; then
+    if command -v mpirun.mpich >/dev/null 2>&1; then
+        have_mpich=1
+    else
+        echo "SKIP MPICH: no mpirun.mpich"
+    fi
+fi
+if [ $have_ompi -eq 0 ] && [ $have_mpich -eq 0 ]; then
+    echo "FAIL neither $BUILD/librcoll-mpi.so (with mpirun) nor" \
+        "$BUILD/librcoll-mpi-mpich.so (with mpirun.mpich) is available"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+# Algorithm names from rcoll-info --list (section "barrier:" / "allgather:"), to force each one
+# through the drop-in with RCOLL_<COLL>_ALGO.
+algos_of() {
+    [ -x "$BUILD/rcoll-info" ] || return 0
+    "$BUILD/rcoll-info" --list 2>/dev/null |
+        awk -v want="$1:" '/^[^ ]/ { on = ($1 == want); next } on && NF { print $1 }'
+}
+ag_algos=($(algos_of allgather))
+bar_algos=($(algos_of barrier))
+if [ ${#ag_algos[@]} -eq 0 ] || [ ${#bar_algos[@]} -eq 0 ]; then
+    echo "note: $BUILD/rcoll-info missing or lists no algorithms: no forced-algorithm runs"
+fi
+# run_forced FLAVOR NP REPS: test_mpi_basic once per allgather algorithm (barrier algorithms in
+# turn), with the log checked for both names.
+run_forced() {
+    local i a b
+    for i in "${!ag_algos[@]}"; do
+        a=${ag_algos[$i]}
+        b=${bar_algos[$((i % ${#bar_algos[@]}))]}
+        run "$1" "$2" 120 "algos:$a,$b" test_mpi_basic "$3" -- RCOLL_LOG=info \
+            "RCOLL_ALLGATHER_ALGO=$a" "RCOLL_BARRIER_ALGO=$b"
+    done
+    # barrier algorithms not paired above
+    for ((i = ${#ag_algos[@]}; i < ${#bar_algos[@]}; i++)); do
+        b=${bar_algos[$i]}
+        run "$1" "$2" 120 "algos:$b" test_mpi_basic "$3" -- RCOLL_LOG=info "RCOLL_BARRIER_ALGO=$b"
+    done
+}
+
+# Tests that this script knows; any other tests/mpi/*.c runs once per MPI with no arguments.
+known=" test_mpi_basic test_mpi_comm_cycles test_mpi_intercomm_disable test_mpi_thread_multiple "
+
+if [ $have_ompi -eq 1 ]; then
+    echo "== Open MPI ($BUILD/librcoll-mpi.so)"
+    run ompi 1 60 none test_mpi_basic 20
+    run ompi 3 120 none test_mpi_basic 20
+    run ompi 4 120 none test_mpi_basic 20
+    run ompi 5 120 none test_mpi_basic 10
+    run ompi 2 60 log test_mpi_basic 1 -- RCOLL_LOG=info
+    [ ${#ag_algos[@]} -gt 0 ] && [ ${#bar_algos[@]} -gt 0 ] && run_forced ompi 5 2
+    # A configuration rcoll rejects (it says so): every collective must still work, by PMPI_.
+    run ompi 3 60 log test_mpi_basic 2 -- RCOLL_LOG=not-a-level
+    run ompi 4 150 none test_mpi_comm_cycles 10000
+    run ompi 1 60 none test_mpi_comm_cycles 1000
+    run ompi 2 60 none test_mpi_intercomm_disable 10
+    run ompi 5 60 none test_mpi_intercomm_disable 5
+    run ompi 4 60 quiet test_mpi_intercomm_disable 5 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
+    run ompi 3 60 quiet test_mpi_thread_multiple 100 -- RCOLL_LOG=info
+    for src in "$SRC_TESTS"/*.c; do
+        t=$(basename "$src" .c)
+        case "$known" in *" $t "*) ;; *) run ompi 3 60 none "$t" ;; esac
+    done
+fi
+
+if [ $have_mpich -eq 1 ]; then
+    echo "== MPICH ($BUILD/librcoll-mpi-mpich.so)"
+    run mpich 1 60 none test_mpi_basic 20
+    run mpich 2 60 none test_mpi_basic 20
+    run mpich 3 120 none test_mpi_basic 10
+    run mpich 2 60 log test_mpi_basic 1 -- RCOLL_LOG=info
+    [ ${#ag_algos[@]} -gt 0 ] && [ ${#bar_algos[@]} -gt 0 ] && run_forced mpich 3 1
+    run mpich 2 120 none test_mpi_comm_cycles 10000
+    run mpich 3 60 none test_mpi_intercomm_disable 2
+    run mpich 2 60 quiet test_mpi_intercomm_disable 3 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
+    run mpich 2 60 quiet test_mpi_thread_multiple 50 -- RCOLL_LOG=info
+    for src in "$SRC_TESTS"/*.c; do
+        t=$(basename "$src" .c)
+        case "$known" in *" $t "*) ;; *) run mpich 2 60 none "$t" ;; esac
+    done
+fi
+
+echo "total time $(( $(date +%s) - start )) s"
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]

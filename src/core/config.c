@@ -96,6 +96,18 @@ static rcoll_status_t read_numbers(rcoll_config_t *cfg, char *err, size_t err_le
             return bad_value(err, err_len, "RCOLL_BARRIER_FANIN", v, "an integer 1..1024");
         cfg->gather_fanin = (int)f;
     }
+    static const char *const counts[] = {"RCOLL_SPIN_ITERS", "RCOLL_YIELD_ITERS"};
+    long *targets[] = {&cfg->spin_iters, &cfg->yield_iters};
+    for (int i = 0; i < 2; i++) {
+        v = getenv(counts[i]);
+        if (v && *v) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (*end || n < 0 || n > 1000000000L)
+                return bad_value(err, err_len, counts[i], v, "an integer 0..1000000000");
+            *targets[i] = n;
+        }
+    }
     v = getenv("RCOLL_PPN");
     if (v && *v) {
         char *end;
@@ -156,12 +168,13 @@ rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_
     memset(cfg, 0, sizeof *cfg);
     cfg->wait_mode = RCOLL_WAIT_AUTO;
     cfg->timeout_s = 60.0;
-    cfg->zcopy_threshold = 4096;
-    cfg->inbox_bytes = 256 * 1024;
+    cfg->zcopy_threshold = 0; /* 0: the transport's own (shm: 64 KB, measured; see tuning.md) */
+    cfg->inbox_bytes = 1024 * 1024;
     cfg->gather_fanin = 7;
     cfg->log_level = RCOLL_LOG_WARN;
     cfg->cma = RCOLL_CMA_AUTO;
     cfg->cores = online_cores();
+    cfg->spin_iters = cfg->yield_iters = -1;
     err[0] = '\0';
     rcoll_status_t st = read_wait_and_log(cfg, err, err_len);
     if (st == RCOLL_OK)

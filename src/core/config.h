@@ -16,7 +16,7 @@ typedef enum { RCOLL_CMA_AUTO, RCOLL_CMA_OFF } rcoll_cma_mode_t;
 typedef struct {
     rcoll_wait_mode_t wait_mode;     /* RCOLL_WAIT=spin|yield|block|auto */
     double timeout_s;                /* RCOLL_TIMEOUT, seconds (0: never) */
-    size_t zcopy_threshold;          /* RCOLL_ZCOPY_THRESHOLD, bytes per transfer */
+    size_t zcopy_threshold;          /* RCOLL_ZCOPY_THRESHOLD, bytes per transfer (0: transport's) */
     size_t inbox_bytes;              /* RCOLL_INBOX_BYTES: copy-based slots per rank and parity */
     int gather_fanin;                /* RCOLL_BARRIER_FANIN for the gather tree (RGM) */
     rcoll_log_level_t log_level;     /* RCOLL_LOG=error|warn|info|debug */
@@ -24,6 +24,8 @@ typedef struct {
     char algo[RCOLL_COLL_COUNT][RCOLL_ALGO_NAME_MAX]; /* RCOLL_<COLL>_ALGO, "" = auto */
     char node_map[RCOLL_NODE_MAP_MAX]; /* RCOLL_NODE_MAP=0,0,1,1 */
     int ppn;                         /* RCOLL_PPN: ranks per node when emulating nodes (0: off) */
+    long spin_iters;                 /* RCOLL_SPIN_ITERS: polls before yielding (-1: by policy) */
+    long yield_iters;                /* RCOLL_YIELD_ITERS: yields before sleeping (-1: by policy) */
     int cores;                       /* cores this process may run on (read once) */
 } rcoll_config_t;
 

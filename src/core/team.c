@@ -187,7 +187,8 @@ static struct rcoll_team *team_alloc(rcoll_context_t *ctx, const rcoll_oob_t *oo
     t->pid_of = calloc(n, sizeof *t->pid_of);
     t->local_ranks = calloc(n, sizeof *t->local_ranks);
     t->local_index = calloc(n, sizeof *t->local_index);
-    if (!t->node_of || !t->pid_of || !t->local_ranks || !t->local_index) {
+    t->scratch = calloc(2 * n, sizeof *t->scratch);
+    if (!t->node_of || !t->pid_of || !t->local_ranks || !t->local_index || !t->scratch) {
         rcoll_team_destroy(t);
         return NULL;
     }
@@ -263,6 +264,7 @@ void rcoll_team_destroy(rcoll_team_t *t)
     free(t->pid_of);
     free(t->local_ranks);
     free(t->local_index);
+    free(t->scratch);
     free(t);
 }
 
@@ -298,10 +300,14 @@ rcoll_status_t rcoll_team_force_algorithm(rcoll_team_t *t, rcoll_coll_t coll, co
 
 static const rcoll_algo_t *choose(struct rcoll_team *t, rcoll_coll_t coll, size_t bytes)
 {
-    if (t->forced[coll] && t->ctx->cfg.log_level < RCOLL_LOG_INFO)
-        return t->forced[coll];
-    char why[256] = "forced for this team";
     const rcoll_algo_t *a = t->forced[coll];
+    if (t->ctx->cfg.log_level < RCOLL_LOG_INFO) {
+        if (!a)
+            a = rcoll_select(&t->ctx->cfg, coll, bytes, t->size, t->ppn_max, NULL, 0);
+        if (a)
+            return a;
+    }
+    char why[256] = "forced for this team";
     if (!a)
         a = rcoll_select(&t->ctx->cfg, coll, bytes, t->size, t->ppn_max, why, sizeof why);
     if (a)

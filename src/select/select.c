@@ -9,7 +9,8 @@
 
 static const rcoll_algo_t *const registry[] = {
     &rcoll_barrier_dissemination,      &rcoll_barrier_pairwise_exchange,
-    &rcoll_barrier_gather_release,     &rcoll_allgather_recursive_doubling,
+    &rcoll_barrier_gather_release,     &rcoll_barrier_flat_arrival,
+    &rcoll_allgather_recursive_doubling,
     &rcoll_allgather_ring,             &rcoll_allgather_bruck,
     &rcoll_allgather_direct,
 };
@@ -30,8 +31,11 @@ typedef struct {
 static const rule_t rules[] = {
     {RCOLL_COLL_BARRIER, ANY_BYTES, 2, -1, &rcoll_barrier_dissemination,
      "two ranks: one signal each way, nothing to gain from a tree"},
+    {RCOLL_COLL_BARRIER, ANY_BYTES, 64, 1, &rcoll_barrier_flat_arrival,
+     "ranks share cores: completion is visible to each rank the moment it runs again, no "
+     "tree or round needs a peer to have run since"},
     {RCOLL_COLL_BARRIER, ANY_BYTES, ANY_SIZE, 1, &rcoll_barrier_gather_release,
-     "ranks share cores: the gather tree needs the fewest wake-ups, one release frees all"},
+     "ranks share cores, large team: gather tree, one release word frees all"},
     {RCOLL_COLL_BARRIER, ANY_BYTES, ANY_SIZE, -1, &rcoll_barrier_dissemination,
      "ceil(log2 P) rounds of one signal for any P"},
     {RCOLL_COLL_ALLGATHER, RCOLL_INLINE_MAX, 16, -1, &rcoll_allgather_direct,
@@ -77,7 +81,8 @@ const rcoll_algo_t *rcoll_select(const rcoll_config_t *cfg, rcoll_coll_t coll, s
                      rcoll_coll_name(coll), forced, names);
             return NULL;
         }
-        snprintf(why, why_len, "forced by the environment (RCOLL_%s_ALGO=%s)",
+        if (why)
+            snprintf(why, why_len, "forced by the environment (RCOLL_%s_ALGO=%s)",
                  coll == RCOLL_COLL_BARRIER ? "BARRIER" : "ALLGATHER", forced);
         return a;
     }
@@ -87,6 +92,8 @@ const rcoll_algo_t *rcoll_select(const rcoll_config_t *cfg, rcoll_coll_t coll, s
         if (r->coll != coll || bytes > r->max_bytes || size > r->max_size ||
             (r->crowded >= 0 && r->crowded != crowded))
             continue;
+        if (!why)
+            return r->algo;
         char limit[96] = "";
         size_t n = 0;
         if (r->max_bytes != ANY_BYTES)
@@ -99,6 +106,7 @@ const rcoll_algo_t *rcoll_select(const rcoll_config_t *cfg, rcoll_coll_t coll, s
                  limit[0] ? limit : "any", r->reason, ppn, cfg->cores);
         return r->algo;
     }
-    snprintf(why, why_len, "no rule matches");
+    if (why)
+        snprintf(why, why_len, "no rule matches");
     return NULL;
 }

@@ -65,6 +65,7 @@ typedef struct {
 struct rcoll_tl {
     const rcoll_tl_ops_t *ops;
     size_t inbox_bytes;   /* usable bytes of one inbox */
+    size_t zcopy_threshold; /* messages of at least this many bytes go single copy */
     bool single_copy;     /* put_user is a true single copy (CMA) */
 };
 

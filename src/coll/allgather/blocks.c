@@ -37,7 +37,7 @@ ag_proto_t ag_proto(const rcoll_args_t *a, size_t bytes, int allow_inline)
 {
     if (allow_inline && bytes <= RCOLL_INLINE_MAX)
         return AG_INLINE;
-    if (bytes < a->team->ctx->cfg.zcopy_threshold &&
+    if (bytes < a->tl->zcopy_threshold &&
         (size_t)a->size * a->bytes <= a->tl->inbox_bytes)
         return AG_COPY;
     return AG_ZCOPY;

@@ -7,8 +7,6 @@
  * into the peer's receive buffer), then collects the P-1 blocks of the others in arrival order.
  * Bytes on the wire per rank: (P-1) * m in P-1 messages, no forwarding.
  * When it wins: small teams and tiny to medium messages (one step, latency of one write). */
-#include <stdlib.h>
-
 #include "coll/allgather/blocks.h"
 
 typedef struct {
@@ -52,9 +50,7 @@ static int sweep(rcoll_args_t *a, pending_t *out, pending_t *in, ag_proto_t prot
 
 static rcoll_status_t allgather_direct(rcoll_args_t *a)
 {
-    int *peers = malloc(2 * (size_t)a->size * sizeof *peers);
-    if (!peers)
-        return rcoll_team_error(a->team, RCOLL_ERR_NOMEM, "allgather direct: out of memory");
+    int *peers = a->team->scratch;
     pending_t out = {peers, a->size - 1}, in = {peers + a->size, a->size - 1};
     for (int i = 1; i < a->size; i++) {
         out.peers[i - 1] = (a->rank + i) % a->size;
@@ -78,7 +74,6 @@ static rcoll_status_t allgather_direct(rcoll_args_t *a)
         if ((st = a->tl->ops->pause(a->tl, &w, &ev)) != RCOLL_OK)
             break;
     }
-    free(peers);
     return st;
 }
 

@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""Benchmark report for rcoll: reads the JSON-lines files written by `rcoll-bench --json` and
+writes a markdown report (rcoll vs native MPI, Max latency column, per MPI, collective and
+process count) and log-log latency plots (PNG, matplotlib Agg backend).
+
+    python3 python/rcoll_report.py --out DIR --label openmpi=FILE1.jsonl --label mpich=FILE2.jsonl
+
+Ratios are always rcoll Max / native Max of the same run: both were measured interleaved, size
+by size, so machine noise hits both alike. rcoll-bench writes impl "rcoll" both for the automatic
+choice and for forced algorithms; per size, the first rcoll record of a file is taken as the
+automatic one (rcoll-bench runs impls in command-line order, `rcoll` before `rcoll:<algo>`) and
+any later ones as forced algorithms; a second native record for the same size starts a new run,
+which replaces the earlier one.
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import sys
+from collections import OrderedDict
+
+REQUIRED_KEYS = ("coll", "impl", "algo", "np", "ppn", "bytes", "avg_us", "min_us", "max_us",
+                 "iter_max_us", "iters")
+
+
+def read_records(path):
+    """Returns the list of records of one JSON-lines file, in file order."""
+    records = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise SystemExit(f"{path}:{lineno}: not JSON: {e}")
+            missing = [k for k in REQUIRED_KEYS if k not in rec]
+            if missing:
+                raise SystemExit(f"{path}:{lineno}: missing keys {missing}")
+            records.append(rec)
+    return records
+
+
+class Point:
+    """Everything measured for one (label, coll, np, bytes)."""
+
+    def __init__(self):
+        self.native = None
+        self.auto = None
+        self.forced = OrderedDict()  # algo -> record
+
+    def add(self, rec):
+        if rec["impl"] == "native":
+            if self.native is not None:  # a later run appended to the same file: it wins
+                self.auto = None
+                self.forced = OrderedDict()
+            self.native = rec
+        elif self.auto is None:
+            self.auto = rec
+        else:
+            self.forced[rec["algo"]] = rec
+
+
+def group(labelled_records):
+    """(label, coll, np) -> {"ppn": int, "points": {bytes: Point}} in first-seen order."""
+    groups = OrderedDict()
+    for label, records in labelled_records:
+        for rec in records:
+            key = (label, rec["coll"], int(rec["np"]))
+            g = groups.setdefault(key, {"ppn": rec["ppn"], "points": {}})
+            g["points"].setdefault(int(rec["bytes"]), Point()).add(rec)
+    return groups
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def fmt_us(rec):
+    return f"{rec['max_us']:.2f}" if rec else "-"
+
+
+def ratio(rec, native):
+    if not rec or not native or native["max_us"] <= 0:
+        return None
+    return rec["max_us"] / native["max_us"]
+
+
+def fmt_ratio(r):
+    return f"{r:.2f}" if r is not None else "-"
+
+
+def fmt_bytes(n):
+    for unit, size in (("M", 1 << 20), ("K", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size}{unit}"
+    return str(n)
+
+
+def table_lines(points):
+    """Markdown table rows for one group, and the list of auto ratios."""
+    lines = ["| bytes | native max_us | rcoll max_us | rcoll algo | ratio |",
+             "|---:|---:|---:|:---|---:|"]
+    ratios = []
+    for nbytes in sorted(points):
+        p = points[nbytes]
+        r = ratio(p.auto, p.native)
+        if r is not None:
+            ratios.append(r)
+        algo = p.auto["algo"] if p.auto else "-"
+        lines.append(f"| {fmt_bytes(nbytes)} | {fmt_us(p.native)} | {fmt_us(p.auto)} | {algo} | "
+                     f"{fmt_ratio(r)} |")
+        for algo, rec in p.forced.items():
+            lines.append(f"| {fmt_bytes(nbytes)} | | {fmt_us(rec)} | {algo} (forced) | "
+                         f"{fmt_ratio(ratio(rec, p.native))} |")
+    return lines, ratios
+
+
+def geomean(values):
+    values = [v for v in values if v > 0]
+    if not values:
+        return None
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def iters_note(points):
+    iters = sorted({rec["iters"] for p in points.values()
+                    for rec in [p.native, p.auto, *p.forced.values()] if rec})
+    if not iters:
+        return ""
+    return f"{iters[0]}" if len(iters) == 1 else f"{iters[0]}-{iters[-1]}"
+
+
+def write_report(out_dir, groups, labels, notes, plots):
+    lines = ["# rcoll benchmark report", ""]
+    lines.append(f"- Machine: {os.cpu_count()} CPUs (nproc), {cpu_model()}, {platform.system()} "
+                 f"{platform.release()}")
+    lines.append(f"- Date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}")
+    lines.append("- Inputs: " + ", ".join(f"{label} = `{os.path.basename(path)}`"
+                                          for label, path in labels))
+    lines.append("- Latencies are the Max column of rcoll-bench (max over ranks of each rank's "
+                 "mean per-call time, OSU style), in microseconds.")
+    lines.append("- Ratios are rcoll Max / native Max measured in the same run (both interleaved "
+                 "size by size); below 1 means rcoll is faster. Compare ratios, not absolute "
+                 "times, across runs.")
+    for note in notes:
+        lines.append(f"- Note: {note}")
+    lines.append("")
+    for (label, coll, np_), g in groups.items():
+        points = g["points"]
+        lines.append(f"## {label}: {coll}, np={np_}, ppn={g['ppn']}")
+        lines.append("")
+        rows, ratios = table_lines(points)
+        lines.extend(rows)
+        lines.append("")
+        gm = geomean(ratios)
+        summary = f"Iterations per size: {iters_note(points)}."
+        if gm is not None:
+            summary += (f" Geometric mean of the ratios (automatic choice): {gm:.2f}; rcoll faster "
+                        f"at {sum(1 for r in ratios if r < 1)} of {len(ratios)} sizes.")
+        lines.append(summary)
+        lines.append("")
+    if plots:
+        lines.append("## Plots")
+        lines.append("")
+        for name in plots:
+            lines.append(f"![{name}]({name})")
+            lines.append("")
+    path = os.path.join(out_dir, "report.md")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+    return path
+
+
+def series_for(groups, coll, np_):
+    """(name, [(bytes, max_us)]) for every label and impl/algo of one (coll, np)."""
+    series = OrderedDict()
+    for (label, c, n), g in groups.items():
+        if c != coll or n != np_:
+            continue
+        for nbytes in sorted(g["points"]):
+            p = g["points"][nbytes]
+            entries = [("native", p.native), ("rcoll (auto)", p.auto)]
+            entries += [(f"rcoll:{algo}", rec) for algo, rec in p.forced.items()]
+            for impl, rec in entries:
+                if rec:
+                    series.setdefault(f"{label} {impl}", []).append((nbytes, rec["max_us"]))
+    return series
+
+
+def plot_all(out_dir, groups):
+    """Writes <coll>_np<N>.png per (coll, np); returns the file names."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("rcoll_report: matplotlib is not installed; no plots written", file=sys.stderr)
+        return []
+    names = []
+    for coll, np_ in sorted({(c, n) for (_, c, n) in groups}):
+        series = series_for(groups, coll, np_)
+        if not series:
+            continue
+        fig, ax = plt.subplots(figsize=(8, 5))
+        sized = any(b > 0 for pts in series.values() for b, _ in pts)
+        if sized:
+            plot_lines(ax, series)
+        else:
+            plot_bars(ax, series)
+        ax.set_title(f"{coll}, np={np_}: Max latency (lower is better)")
+        ax.grid(True, which="both", alpha=0.3)
+        fig.tight_layout()
+        name = f"{coll}_np{np_}.png"
+        fig.savefig(os.path.join(out_dir, name), dpi=110)
+        plt.close(fig)
+        names.append(name)
+    return names
+
+
+def plot_lines(ax, series):
+    styles = ["-", "--", ":", "-."]
+    labels = []
+    for name in series:
+        label = name.split(" ", 1)[0]
+        if label not in labels:
+            labels.append(label)
+    for name, pts in series.items():
+        pts = [(b, us) for b, us in pts if b > 0 and us > 0]
+        if not pts:
+            continue
+        style = styles[labels.index(name.split(" ", 1)[0]) % len(styles)]
+        ax.plot([b for b, _ in pts], [us for _, us in pts], style, marker="o", markersize=3,
+                label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("bytes per rank")
+    ax.set_ylabel("max latency (us)")
+    ax.legend(fontsize=8)
+
+
+def plot_bars(ax, series):
+    names = list(series)
+    values = [series[n][0][1] for n in names]
+    ax.bar(range(len(names)), values)
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
+    ax.set_yscale("log")
+    ax.set_ylabel("max latency (us)")
+
+
+def parse_label(text):
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected LABEL=FILE, got {text!r}")
+    label, path = text.split("=", 1)
+    if not label or not path:
+        raise argparse.ArgumentTypeError(f"expected LABEL=FILE, got {text!r}")
+    return label, path
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True, help="output directory (report.md and *.png)")
+    ap.add_argument("--label", action="append", type=parse_label, required=True,
+                    metavar="LABEL=FILE",
+                    help="a JSON-lines file from rcoll-bench --json and the MPI it was run with; "
+                         "repeatable, and a label may be given several files")
+    ap.add_argument("--note", action="append", default=[],
+                    help="a line added to the report header (repeatable)")
+    ap.add_argument("--no-plots", action="store_true", help="write only report.md")
+    args = ap.parse_args(argv)
+
+    labelled = []
+    for label, path in args.label:
+        if not os.path.exists(path):
+            print(f"rcoll_report: {path} does not exist; skipped", file=sys.stderr)
+            continue
+        labelled.append((label, read_records(path)))
+    groups = group(labelled)
+    if not groups:
+        raise SystemExit("rcoll_report: no records in the input files")
+    os.makedirs(args.out, exist_ok=True)
+    plots = [] if args.no_plots else plot_all(args.out, groups)
+    path = write_report(args.out, groups, args.label, args.note, plots)
+    print(f"rcoll_report: wrote {path}" + (f" and {len(plots)} plots" if plots else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

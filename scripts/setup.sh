@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what rcoll needs on a fresh Debian machine (when run as root; otherwise it only checks):
+# a C toolchain, cmake, Open MPI, MPICH, the UCX headers, and matplotlib for the report plots.
+set -euo pipefail
+need_pkgs=()
+have() { command -v "$1" >/dev/null 2>&1; }
+have cc || need_pkgs+=(build-essential)
+have cmake || need_pkgs+=(cmake)
+have pkg-config || need_pkgs+=(pkg-config)
+have mpicc.openmpi || need_pkgs+=(openmpi-bin libopenmpi-dev)
+have mpicc.mpich || need_pkgs+=(mpich libmpich-dev)
+[ -f /usr/include/ucp/api/ucp.h ] || need_pkgs+=(libucx-dev)
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ]; then
+        echo "setup: installing ${need_pkgs[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -q >/dev/null
+        apt-get install -y -q --no-install-recommends "${need_pkgs[@]}" >/dev/null
+    else
+        echo "setup: missing ${need_pkgs[*]} (run as root to install them)" >&2
+        exit 1
+    fi
+fi
+if [ "${RCOLL_SETUP_PYTHON:-1}" = 1 ] && ! python3 -c 'import matplotlib' 2>/dev/null; then
+    echo "setup: installing matplotlib"
+    python3 -m pip install --quiet matplotlib || echo "setup: matplotlib unavailable: the report will have no plots" >&2
+fi

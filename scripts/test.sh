@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The tests: install what is missing, build, run the whole suite (unit tests, the multi-process
+# matrix, failure and cleanup tests, the MPI drop-in with Open MPI and MPICH), then build with
+# AddressSanitizer + UndefinedBehaviorSanitizer and run the suite again (the full matrix only
+# once, in the plain build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+scripts/build.sh build
+export RCOLL_TIMEOUT=${RCOLL_TIMEOUT:-120}
+(cd build && ctest --output-on-failure --timeout 900)
+scripts/build.sh build-asan -DRCOLL_SANITIZE=ON
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+(cd build-asan && ctest --output-on-failure --timeout 900 -E '^matrix_(barrier|allgather)$' &&
+    ./test_matrix --quick --np 1,2,3,4,5,8,9)

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Nothing rcoll made may stay in /dev/shm: run a matrix job (normal exits) and the failure test
+# (a rank killed with a team alive), then look for rcoll segments whose creator is gone.
+# Segments are named /rcoll-<pid of the creating rank>-...; ones of live processes (another
+# test running at the same time) are not counted.
+set -u
+matrix="$1"
+failure="$(dirname "$matrix")/test_failure"
+"$matrix" --quick --np 3,5 --coll allgather >/dev/null || { echo "matrix run failed"; exit 1; }
+[ -x "$failure" ] && { "$failure" >/dev/null || { echo "failure test failed"; exit 1; }; }
+left=0
+for f in /dev/shm/rcoll-*; do
+    [ -e "$f" ] || continue
+    pid=$(basename "$f" | cut -d- -f2)
+    if ! kill -0 "$pid" 2>/dev/null; then
+        echo "left behind: $f"
+        left=$((left + 1))
+    fi
+done
+echo "$([ $left -eq 0 ] && echo 1 || echo 0) passed, $([ $left -eq 0 ] && echo 0 || echo 1) failed"
+[ $left -eq 0 ]

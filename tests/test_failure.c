@@ -1,0 +1,106 @@
+/* Failure test: a rank is killed inside a collective while another never arrives; the
+ * survivors must return an error within the timeout (RCOLL_TIMEOUT=1) whose message names the
+ * rank that never arrived and the one whose process is gone -- for every algorithm. A second
+ * case: a rank exits right after team creation; every other rank must get an error, not hang. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bootstrap/oob_fork.h"
+#include "rcoll/rcoll.h"
+#include "select/select.h"
+
+#define TIMEOUT_S 1.0
+
+typedef struct {
+    rcoll_coll_t coll;
+    const char *algo;
+    int scenario; /* 0: rank 2 killed inside, rank 3 absent; 1: rank 2 gone before the call */
+} case_t;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void die_in(int ms)
+{
+    struct itimerval it = {{0, 0}, {ms / 1000, (ms % 1000) * 1000}};
+    signal(SIGALRM, SIG_DFL); /* default action of SIGALRM terminates the process */
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static rcoll_status_t call(rcoll_team_t *team, const case_t *c, char *buf)
+{
+    if (c->coll == RCOLL_COLL_BARRIER)
+        return rcoll_barrier(team);
+    return rcoll_allgather(team, RCOLL_IN_PLACE, buf, 1000);
+}
+
+static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
+{
+    const case_t *c = arg;
+    rcoll_context_t *ctx;
+    rcoll_team_t *team;
+    if (rcoll_context_create(&ctx) || rcoll_team_create(ctx, oob, &team))
+        return 10;
+    rcoll_team_force_algorithm(team, c->coll, c->algo);
+    char *buf = calloc((size_t)oob->size, 1000);
+    if (call(team, c, buf) != RCOLL_OK) /* one good call first */
+        return 11;
+    if (c->scenario == 0 && rank == 3) { /* alive, but never arrives */
+        usleep((useconds_t)(TIMEOUT_S * 1.5e6));
+        _exit(0);
+    }
+    if (rank == 2) {
+        if (c->scenario == 1)
+            _exit(0);
+        die_in(200); /* killed while waiting inside the collective */
+    }
+    double t0 = now_s();
+    rcoll_status_t st = call(team, c, buf);
+    double spent = now_s() - t0;
+    const char *msg = rcoll_team_last_error(team);
+    int ok = st != RCOLL_OK && spent < TIMEOUT_S + 3.0;
+    const char *gone = strstr(msg, "gone: ");
+    if (c->scenario == 0) /* the other survivor may have left already: gone lists 2 and maybe it */
+        ok = ok && strstr(msg, "never arrived: 3;") && gone && strpbrk(gone + 6, "2");
+    if (!ok || getenv("VERBOSE"))
+        fprintf(stderr, "%s rank %d: %s %s after %.2f s: %s\n", ok ? "ok" : "FAIL", rank,
+                rcoll_coll_name(c->coll), rcoll_strerror(st), spent, msg);
+    return ok ? 0 : 1;
+}
+
+int main(void)
+{
+    char env[32];
+    snprintf(env, sizeof env, "%g", TIMEOUT_S);
+    setenv("RCOLL_TIMEOUT", env, 1);
+    int passed = 0, failed = 0;
+    for (int scenario = 0; scenario < 2; scenario++)
+        for (int coll = 0; coll < RCOLL_COLL_COUNT; coll++) {
+            char names[256], *save = NULL;
+            rcoll_algo_names((rcoll_coll_t)coll, names, sizeof names);
+            for (char *a = strtok_r(names, ", ", &save); a; a = strtok_r(NULL, ", ", &save)) {
+                case_t c = {(rcoll_coll_t)coll, a, scenario};
+                double t0 = now_s();
+                int bad = rcoll_fork_run(4, rank_main, &c, 60);
+                /* rank 2 is killed in scenario 0: exactly that one fails */
+                int good = bad == (scenario == 0 ? 1 : 0);
+                printf("%s %s %s: %s, survivors returned an error in %.1f s\n", good ? "ok" : "FAIL",
+                       rcoll_coll_name(c.coll), a,
+                       scenario ? "rank 2 gone before the call" : "rank 2 killed inside, rank 3 absent",
+                       now_s() - t0);
+                fflush(stdout);
+                good ? passed++ : failed++;
+            }
+        }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

@@ -167,7 +167,7 @@ rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->wait_mode = RCOLL_WAIT_AUTO;
-    cfg->timeout_s = 60.0;
+    cfg->timeout_s = 300.0;
     cfg->zcopy_threshold = 0; /* 0: the transport's own (shm: 64 KB, measured; see tuning.md) */
     cfg->inbox_bytes = 1024 * 1024;
     cfg->gather_fanin = 7;

@@ -124,8 +124,9 @@ static rcoll_status_t pause_on_line(shm_tl_t *s, rcoll_waiter_t *w, rcoll_line_t
     if (!s->base.single_copy)
         bounce_progress(s);
     rcoll_status_t st = rcoll_waiter_pause(w, line, target);
+    /* A peer may post what we wait for and exit before we look: gone only if still missing. */
     if (st == RCOLL_OK && rcoll_waiter_is_sleeping(w) && who >= 0 && who != s->team->rank &&
-        kill(s->team->pid_of[who], 0) != 0 && errno == ESRCH)
+        kill(s->team->pid_of[who], 0) != 0 && errno == ESRCH && !rcoll_line_reached(line, target))
         st = RCOLL_ERR_PEER_DEAD;
     if (st != RCOLL_OK)
         return rcoll_team_wait_failed(s->team, st, who, rank_arrived, s);

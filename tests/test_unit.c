@@ -150,14 +150,14 @@ static void check_selection(void)
     for (int c = 0; c < RCOLL_COLL_COUNT; c++)
         for (int p = 1; p <= 512; p = p * 2 + 1)
             for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
-                const rcoll_algo_t *a = rcoll_select(&cfg, (rcoll_coll_t)c, sizes[i], p, p, why, sizeof why);
+                const rcoll_algo_t *a = rcoll_select(&cfg, (rcoll_coll_t)c, sizes[i], p, p, 2, why, sizeof why);
                 CHECK(a && (int)a->coll == c && why[0], "selection %d bytes=%zu p=%d", c, sizes[i], p);
             }
     snprintf(cfg.algo[RCOLL_COLL_ALLGATHER], RCOLL_ALGO_NAME_MAX, "ring");
-    const rcoll_algo_t *a = rcoll_select(&cfg, RCOLL_COLL_ALLGATHER, 8, 4, 4, why, sizeof why);
+    const rcoll_algo_t *a = rcoll_select(&cfg, RCOLL_COLL_ALLGATHER, 8, 4, 4, 2, why, sizeof why);
     CHECK(a == &rcoll_allgather_ring && strstr(why, "forced"), "override ring: %s", why);
     snprintf(cfg.algo[RCOLL_COLL_ALLGATHER], RCOLL_ALGO_NAME_MAX, "nonsense");
-    a = rcoll_select(&cfg, RCOLL_COLL_ALLGATHER, 8, 4, 4, why, sizeof why);
+    a = rcoll_select(&cfg, RCOLL_COLL_ALLGATHER, 8, 4, 4, 2, why, sizeof why);
     CHECK(!a && strstr(why, "nonsense") && strstr(why, "recursive_doubling") && strstr(why, "bruck"),
           "bad override must list the valid names: %s", why);
     CHECK(rcoll_algo_find(RCOLL_COLL_BARRIER, "ring") == NULL, "ring is no barrier");

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sched.h>
 #include <unistd.h>
 
 int rcoll_parse_size(const char *text, size_t *out)
@@ -156,9 +155,6 @@ static rcoll_status_t read_strings(rcoll_config_t *cfg, char *err, size_t err_le
 
 static int online_cores(void)
 {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        return CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }

@@ -26,7 +26,7 @@ typedef struct {
     int ppn;                         /* RCOLL_PPN: ranks per node when emulating nodes (0: off) */
     long spin_iters;                 /* RCOLL_SPIN_ITERS: polls before yielding (-1: by policy) */
     long yield_iters;                /* RCOLL_YIELD_ITERS: yields before sleeping (-1: by policy) */
-    int cores;                       /* cores this process may run on (read once) */
+    int cores;                       /* cores online on this machine (read once) */
 } rcoll_config_t;
 
 /* Reads the environment. On a bad value returns RCOLL_ERR_INVALID with the reason in `err`. */

@@ -81,7 +81,7 @@ const char *rcoll_explain(rcoll_context_t *ctx, rcoll_coll_t coll, size_t bytes,
         snprintf(why, why_len, "invalid query (collective, size >= 1 and ppn >= 1 needed)");
         return NULL;
     }
-    const rcoll_algo_t *a = rcoll_select(&ctx->cfg, coll, bytes, team_size, ppn, why, why_len);
+    const rcoll_algo_t *a = rcoll_select(&ctx->cfg, coll, bytes, team_size, ppn, ctx->cfg.cores, why, why_len);
     return a ? a->name : NULL;
 }
 

@@ -2,6 +2,7 @@
  * RCOLL_NODE_MAP or RCOLL_PPN; local ranks; the transport), the collective entry points that
  * number each call and run the selected algorithm, and the team's error messages. */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -80,6 +81,7 @@ rcoll_status_t rcoll_team_wait_failed(struct rcoll_team *t, rcoll_status_t statu
 typedef struct {
     char host[64];
     int32_t pid;
+    cpu_set_t cpus; /* where this rank may run */
 } rank_info_t;
 
 static int parse_node_map(const char *map, int size, int *node_of)
@@ -161,6 +163,12 @@ static rcoll_status_t assign_nodes(struct rcoll_team *t, const rank_info_t *info
         if (++per_node[t->node_of[r]] > t->ppn_max)
             t->ppn_max = per_node[t->node_of[r]];
     free(per_node);
+    /* Ranks bound one per core are not crowded; four ranks on two cores are. */
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (int i = 0; i < t->local_size; i++)
+        CPU_OR(&all, &all, &info[t->local_ranks[i]].cpus);
+    t->node_cores = CPU_COUNT(&all) > 0 ? CPU_COUNT(&all) : 1;
     return RCOLL_OK;
 }
 
@@ -201,6 +209,9 @@ static rcoll_status_t exchange_info(struct rcoll_team *t, const rcoll_oob_t *oob
     memset(&mine, 0, sizeof mine);
     gethostname(mine.host, sizeof mine.host - 1);
     mine.pid = (int32_t)getpid();
+    if (sched_getaffinity(0, sizeof mine.cpus, &mine.cpus) != 0)
+        for (int c = 0; c < t->ctx->cfg.cores && c < CPU_SETSIZE; c++)
+            CPU_SET(c, &mine.cpus);
     *all = calloc((size_t)t->size, sizeof **all);
     if (!*all)
         return RCOLL_ERR_NOMEM; /* cannot take part: the bootstrap will report the others' error */
@@ -220,7 +231,7 @@ static rcoll_status_t team_setup(struct rcoll_team *t, const rcoll_oob_t *oob)
     free(info);
     if (st != RCOLL_OK)
         return st;
-    rcoll_wait_policy_init(&t->wait, &t->ctx->cfg, t->local_size);
+    rcoll_wait_policy_init(&t->wait, &t->ctx->cfg, t->local_size, t->node_cores);
     if (t->node_count > 1) /* every rank computed the same map: all stop here together */
         return rcoll_team_error(t, RCOLL_ERR_UNSUPPORTED,
                                 "team spans %d nodes but this build has no inter-node transport "
@@ -303,13 +314,13 @@ static const rcoll_algo_t *choose(struct rcoll_team *t, rcoll_coll_t coll, size_
     const rcoll_algo_t *a = t->forced[coll];
     if (t->ctx->cfg.log_level < RCOLL_LOG_INFO) {
         if (!a)
-            a = rcoll_select(&t->ctx->cfg, coll, bytes, t->size, t->ppn_max, NULL, 0);
+            a = rcoll_select(&t->ctx->cfg, coll, bytes, t->size, t->ppn_max, t->node_cores, NULL, 0);
         if (a)
             return a;
     }
     char why[256] = "forced for this team";
     if (!a)
-        a = rcoll_select(&t->ctx->cfg, coll, bytes, t->size, t->ppn_max, why, sizeof why);
+        a = rcoll_select(&t->ctx->cfg, coll, bytes, t->size, t->ppn_max, t->node_cores, why, sizeof why);
     if (a)
         rcoll_log(t->ctx, RCOLL_LOG_INFO, "%s #%llu rank %d/%d bytes=%zu: algorithm %s (%s)",
                   rcoll_coll_name(coll), (unsigned long long)t->seq, t->rank, t->size, bytes,

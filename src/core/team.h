@@ -27,6 +27,7 @@ struct rcoll_team {
     int *local_ranks;   /* team ranks on my node, in order */
     int *local_index;   /* per team rank: its index on my node, or -1 */
     int ppn_max;        /* largest number of ranks on one node */
+    int node_cores;     /* cores the ranks of my node may run on, all together */
     int *scratch;       /* 2 * size ints an algorithm may use during one call */
     uint64_t seq;       /* sequence number of the current or last collective */
     const char *coll;   /* name of the collective running now (for messages) */

@@ -37,9 +37,10 @@ uint64_t rcoll_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void rcoll_wait_policy_init(rcoll_wait_policy_t *policy, const rcoll_config_t *cfg, int local_ranks)
+void rcoll_wait_policy_init(rcoll_wait_policy_t *policy, const rcoll_config_t *cfg, int local_ranks,
+                            int cores)
 {
-    bool crowded = local_ranks > cfg->cores;
+    bool crowded = local_ranks > cores;
     policy->mode = cfg->wait_mode;
     policy->timeout_ns = (uint64_t)(cfg->timeout_s * 1e9);
     policy->block_slice_ns = 1000 * 1000;

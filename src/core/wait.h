@@ -35,8 +35,9 @@ typedef struct {
     uint64_t block_slice_ns; /* longest single futex sleep before re-checking */
 } rcoll_wait_policy_t;
 
-/* The policy for `local_ranks` processes sharing this node's cores. */
-void rcoll_wait_policy_init(rcoll_wait_policy_t *policy, const rcoll_config_t *cfg, int local_ranks);
+/* The policy for `local_ranks` processes that may run on `cores` cores of this node. */
+void rcoll_wait_policy_init(rcoll_wait_policy_t *policy, const rcoll_config_t *cfg, int local_ranks,
+                            int cores);
 
 typedef struct {
     const rcoll_wait_policy_t *policy;

@@ -69,7 +69,7 @@ void rcoll_algo_names(rcoll_coll_t coll, char *buf, size_t len)
 }
 
 const rcoll_algo_t *rcoll_select(const rcoll_config_t *cfg, rcoll_coll_t coll, size_t bytes,
-                                 int size, int ppn, char *why, size_t why_len)
+                                 int size, int ppn, int cores, char *why, size_t why_len)
 {
     const char *forced = cfg->algo[coll];
     if (forced[0]) {
@@ -86,7 +86,7 @@ const rcoll_algo_t *rcoll_select(const rcoll_config_t *cfg, rcoll_coll_t coll, s
                  coll == RCOLL_COLL_BARRIER ? "BARRIER" : "ALLGATHER", forced);
         return a;
     }
-    int crowded = ppn > cfg->cores;
+    int crowded = ppn > cores;
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
         const rule_t *r = &rules[i];
         if (r->coll != coll || bytes > r->max_bytes || size > r->max_size ||
@@ -103,7 +103,7 @@ const rcoll_algo_t *rcoll_select(const rcoll_config_t *cfg, rcoll_coll_t coll, s
         if (r->crowded >= 0)
             snprintf(limit + n, sizeof limit - n, "%s", r->crowded ? "ppn > cores " : "ppn <= cores ");
         snprintf(why, why_len, "default rule %zu [%s]: %s (ppn %d, %d cores)", i + 1,
-                 limit[0] ? limit : "any", r->reason, ppn, cfg->cores);
+                 limit[0] ? limit : "any", r->reason, ppn, cores);
         return r->algo;
     }
     if (why)

@@ -12,7 +12,8 @@ void rcoll_algo_names(rcoll_coll_t coll, char *buf, size_t len);
 
 /* The decision: the override of the configuration if any (its error, naming the valid
  * algorithms, when the name is unknown), else the default table. Writes why into `why` unless it is NULL (the fast path). */
+/* `cores`: how many cores the ranks of one node can run on (ranks outnumber them: "crowded"). */
 const rcoll_algo_t *rcoll_select(const rcoll_config_t *cfg, rcoll_coll_t coll, size_t bytes,
-                                 int size, int ppn, char *why, size_t why_len);
+                                 int size, int ppn, int cores, char *why, size_t why_len);
 
 #endif

@@ -9,7 +9,7 @@ expect() { # description, command..., grep pattern
     out=$("${@:2:$#-2}" 2>&1)
     if grep -q -- "$pattern" <<<"$out"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $what: $out"; fi
 }
-for a in dissemination pairwise_exchange gather_release flat_arrival recursive_doubling ring bruck direct; do
+for a in dissemination pairwise_exchange gather_release flat_arrival recursive_doubling ring bruck direct direct_read; do
     expect "list $a" "$info" --list "$a"
 done
 expect "explain allgather" "$info" --explain --coll allgather --bytes 8 --size 4 "-> direct"

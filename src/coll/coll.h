@@ -33,5 +33,6 @@ extern const rcoll_algo_t rcoll_allgather_recursive_doubling;
 extern const rcoll_algo_t rcoll_allgather_ring;
 extern const rcoll_algo_t rcoll_allgather_bruck;
 extern const rcoll_algo_t rcoll_allgather_direct;
+extern const rcoll_algo_t rcoll_allgather_direct_read;
 
 #endif

@@ -12,7 +12,7 @@ static const rcoll_algo_t *const registry[] = {
     &rcoll_barrier_gather_release,     &rcoll_barrier_flat_arrival,
     &rcoll_allgather_recursive_doubling,
     &rcoll_allgather_ring,             &rcoll_allgather_bruck,
-    &rcoll_allgather_direct,
+    &rcoll_allgather_direct,           &rcoll_allgather_direct_read,
 };
 #define REGISTRY_COUNT (sizeof registry / sizeof registry[0])
 
@@ -38,10 +38,11 @@ static const rule_t rules[] = {
      "ranks share cores, large team: gather tree, one release word frees all"},
     {RCOLL_COLL_BARRIER, ANY_BYTES, ANY_SIZE, -1, &rcoll_barrier_dissemination,
      "ceil(log2 P) rounds of one signal for any P"},
-    {RCOLL_COLL_ALLGATHER, RCOLL_INLINE_MAX, 16, -1, &rcoll_allgather_direct,
-     "tiny blocks travel inline in one cache line per peer: one step"},
-    {RCOLL_COLL_ALLGATHER, 16 * 1024, 8, -1, &rcoll_allgather_direct,
-     "small team: one step, every write in flight, no forwarding copies"},
+    {RCOLL_COLL_ALLGATHER, 1024 * 1024, 64, 1, &rcoll_allgather_direct_read,
+     "ranks share cores: one copy into shared memory and one out per reader (P*m instead of "
+     "2(P-1)*m copied per rank), no remote writes, arrival order"},
+    {RCOLL_COLL_ALLGATHER, 16 * 1024, 16, -1, &rcoll_allgather_direct_read,
+     "small blocks, small team: one step, each rank writes only its own line or outbox"},
     {RCOLL_COLL_ALLGATHER, 16 * 1024, ANY_SIZE, -1, &rcoll_allgather_bruck,
      "small blocks, larger team: log2 P steps, no folding for P not a power of two"},
     {RCOLL_COLL_ALLGATHER, ANY_BYTES, 8, -1, &rcoll_allgather_direct,

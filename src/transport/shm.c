@@ -6,9 +6,11 @@
  *   arrival[2]   its advertisement per sequence parity: value = seq, payload = user address
  *   done         the last collective it has finished reading (flow control of its inbox)
  *   release      its one-step release word (gather-tree barrier root)
+ *   published[2] per parity: value = seq when its outbox holds its data; tiny data inline
  *   signal[P][2] one line per source rank and parity; payload carries inline data
  *   bounce[L]    per local sender: a chunk line, an ack line and CHUNK bytes (fallback copy)
  *   inbox[2]     the copy-based slots ("collective buffer"), one per sequence parity
+ *   outbox[2]    what it published for every peer to read, one per sequence parity
  * A sender writes into the inbox of parity seq&1 only after the receiver's done word shows
  * seq-2, so a fast rank entering the next collective never overwrites what a slow one still
  * reads. Single copy for large data goes by CMA (process_vm_writev) into the address the
@@ -65,6 +67,7 @@ typedef struct {
     rcoll_line_t arrival[2];
     rcoll_line_t done;
     rcoll_line_t release;
+    rcoll_line_t published[2];
 } area_head_t;
 
 static area_head_t *head_of(shm_tl_t *s, int team_rank)
@@ -87,6 +90,11 @@ static bounce_channel_t *bounce_of(shm_tl_t *s, int receiver_index, int sender_i
 static unsigned char *inbox_of(shm_tl_t *s, int rank, uint64_t seq)
 {
     return s->area[s->team->local_index[rank]] + s->off_inbox + (seq & 1) * s->base.inbox_bytes;
+}
+
+static unsigned char *outbox_of(shm_tl_t *s, int rank, uint64_t seq)
+{
+    return inbox_of(s, rank, seq) + 2 * s->base.inbox_bytes;
 }
 
 /* ---- waiting ---- */
@@ -156,6 +164,9 @@ static rcoll_line_t *event_line(shm_tl_t *s, const rcoll_event_t *ev, uint64_t *
     case RCOLL_EV_ARRIVAL:
         *target = ev->seq;
         return &head_of(s, ev->peer)->arrival[ev->seq & 1];
+    case RCOLL_EV_PUBLISHED:
+        *target = ev->seq;
+        return &head_of(s, ev->peer)->published[ev->seq & 1];
     case RCOLL_EV_RELEASE:
     default:
         *target = ev->seq;
@@ -170,8 +181,10 @@ static bool shm_test(rcoll_tl_t *tl, const rcoll_event_t *ev)
     rcoll_line_t *line = event_line(s, ev, &target);
     if (!rcoll_line_reached(line, target))
         return false;
-    /* A peer that signalled for collective seq has left seq-1: flow control for free. */
-    if (ev->kind == RCOLL_EV_SIGNAL && s->peer_done_seen[ev->peer] + 1 < ev->seq)
+    /* A peer that signalled or published for collective seq has left seq-1: flow control for
+     * free. */
+    if ((ev->kind == RCOLL_EV_SIGNAL || ev->kind == RCOLL_EV_PUBLISHED) &&
+        s->peer_done_seen[ev->peer] + 1 < ev->seq)
         s->peer_done_seen[ev->peer] = ev->seq - 1;
     return true;
 }
@@ -313,6 +326,44 @@ static rcoll_status_t shm_put_user(rcoll_tl_t *tl, int peer, uint64_t seq, unsig
     return RCOLL_OK;
 }
 
+/* My outbox of parity seq&1 is free once every local peer has finished collective seq-2. */
+static rcoll_status_t wait_outbox_free(shm_tl_t *s, uint64_t seq)
+{
+    for (int i = 0; i < s->team->local_size; i++) {
+        int peer = s->team->local_ranks[i];
+        if (peer == s->team->rank)
+            continue;
+        rcoll_status_t st = wait_slots_free(s, peer, seq);
+        if (st != RCOLL_OK)
+            return st;
+    }
+    return RCOLL_OK;
+}
+
+static rcoll_status_t shm_publish(rcoll_tl_t *tl, uint64_t seq, const void *src, size_t len)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    rcoll_status_t st = wait_outbox_free(s, seq);
+    if (st != RCOLL_OK)
+        return st;
+    rcoll_line_t *line = &head_of(s, s->team->rank)->published[seq & 1];
+    if (len <= RCOLL_INLINE_MAX)
+        memcpy(line->payload, src, len);
+    else
+        memcpy(outbox_of(s, s->team->rank, seq), src, len);
+    line->len = (uint32_t)len;
+    rcoll_line_post(line, seq);
+    return RCOLL_OK;
+}
+
+static void shm_get(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    const void *from = len <= RCOLL_INLINE_MAX ? (const void *)head_of(s, peer)->published[seq & 1].payload
+                                               : (const void *)outbox_of(s, peer, seq);
+    memcpy(dst, from, len);
+}
+
 static void shm_signal(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
@@ -347,6 +398,8 @@ static const rcoll_tl_ops_t shm_ops = {
     .put_inline = shm_put_inline,
     .inline_data = shm_inline_data,
     .put_user = shm_put_user,
+    .publish = shm_publish,
+    .get = shm_get,
     .signal = shm_signal,
     .release = shm_release,
     .test = shm_test,
@@ -391,7 +444,7 @@ static void layout(shm_tl_t *s, const struct rcoll_team *t, size_t inbox_bytes)
      * process_vm_writev system call (~2.5 us with page pinning), and copying twice through the
      * inbox stays cheaper up to about 64 KB (rcoll-bench, RCOLL_ZCOPY_THRESHOLD=4k/16k/64k). */
     s->base.zcopy_threshold = t->ctx->cfg.zcopy_threshold ? t->ctx->cfg.zcopy_threshold : 64 * 1024;
-    s->area_bytes = (s->off_inbox + 2 * inbox_bytes + 4095) & ~(size_t)4095;
+    s->area_bytes = (s->off_inbox + 4 * inbox_bytes + 4095) & ~(size_t)4095; /* in- and outbox */
     s->seg_bytes = SHM_HEADER_BYTES + (size_t)t->local_size * s->area_bytes;
 }
 

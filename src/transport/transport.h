@@ -10,6 +10,9 @@
  * - put_inline: up to RCOLL_INLINE_MAX bytes inside the signal's own cache line.
  * - put_user:   single copy into the buffer the peer advertised when it entered the collective
  *               (CMA on shm, or a chunked copy through shared memory), then raise the signal.
+ * - publish:    copy into my own outbox (inline in my published line when tiny) and raise my
+ *               published word; every peer may then `get` it -- one copy in, one out per reader
+ *               (on RDMA: a read of the peer's registered outbox).
  * - signal:     raise the signal only.
  * - events:     what a rank can wait for: a signal from a source, a peer's arrival (its
  *               advertisement), the release word of a root (one-step release every rank polls).
@@ -29,7 +32,7 @@
 #define RCOLL_NO_SIGNAL 0xffffu
 #define RCOLL_SIGNAL(seq, step) (((uint64_t)(seq) << 16) | ((uint64_t)(step) + 1))
 
-typedef enum { RCOLL_EV_SIGNAL, RCOLL_EV_ARRIVAL, RCOLL_EV_RELEASE } rcoll_event_kind_t;
+typedef enum { RCOLL_EV_SIGNAL, RCOLL_EV_ARRIVAL, RCOLL_EV_RELEASE, RCOLL_EV_PUBLISHED } rcoll_event_kind_t;
 typedef struct {
     rcoll_event_kind_t kind;
     int peer;      /* the source of the signal, the arriving peer, the releasing root */
@@ -54,6 +57,9 @@ typedef struct {
     const void *(*inline_data)(rcoll_tl_t *tl, int source, uint64_t seq);
     rcoll_status_t (*put_user)(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
                                const void *src, size_t len, size_t remote_offset);
+    rcoll_status_t (*publish)(rcoll_tl_t *tl, uint64_t seq, const void *src, size_t len);
+    /* After the peer's RCOLL_EV_PUBLISHED for seq: copy len bytes of what it published. */
+    void (*get)(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len);
     void (*signal)(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step);
     void (*release)(rcoll_tl_t *tl, uint64_t seq);
     bool (*test)(rcoll_tl_t *tl, const rcoll_event_t *ev);
@@ -64,7 +70,7 @@ typedef struct {
 
 struct rcoll_tl {
     const rcoll_tl_ops_t *ops;
-    size_t inbox_bytes;   /* usable bytes of one inbox */
+    size_t inbox_bytes;   /* usable bytes of one inbox, and of one outbox */
     size_t zcopy_threshold; /* messages of at least this many bytes go single copy */
     bool single_copy;     /* put_user is a true single copy (CMA) */
 };
@@ -80,6 +86,11 @@ static inline rcoll_event_t rcoll_ev_signal(int source, uint64_t seq, unsigned s
 static inline rcoll_event_t rcoll_ev_arrival(int peer, uint64_t seq)
 {
     rcoll_event_t ev = {RCOLL_EV_ARRIVAL, peer, seq, 0};
+    return ev;
+}
+static inline rcoll_event_t rcoll_ev_published(int peer, uint64_t seq)
+{
+    rcoll_event_t ev = {RCOLL_EV_PUBLISHED, peer, seq, 0};
     return ev;
 }
 static inline rcoll_event_t rcoll_ev_release(int root, uint64_t seq)

@@ -441,9 +441,10 @@ static void layout(shm_tl_t *s, const struct rcoll_team *t, size_t inbox_bytes)
     s->off_inbox = s->off_bounce + (size_t)t->local_size * sizeof(bounce_channel_t);
     s->base.inbox_bytes = inbox_bytes;
     /* The seed's M_T is 4 KB for InfiniBand, where copying is the cost. Here a single copy is a
-     * process_vm_writev system call (~2.5 us with page pinning), and copying twice through the
-     * inbox stays cheaper up to about 64 KB (rcoll-bench, RCOLL_ZCOPY_THRESHOLD=4k/16k/64k). */
-    s->base.zcopy_threshold = t->ctx->cfg.zcopy_threshold ? t->ctx->cfg.zcopy_threshold : 64 * 1024;
+     * process_vm_writev system call (~2.5 us with page pinning), while copying twice through
+     * shared memory moves every cache line between the cores twice; measured crossover on the
+     * 2-core machine: 16-32 KB (docs/tuning.md). */
+    s->base.zcopy_threshold = t->ctx->cfg.zcopy_threshold ? t->ctx->cfg.zcopy_threshold : 16 * 1024;
     s->area_bytes = (s->off_inbox + 4 * inbox_bytes + 4095) & ~(size_t)4095; /* in- and outbox */
     s->seg_bytes = SHM_HEADER_BYTES + (size_t)t->local_size * s->area_bytes;
 }

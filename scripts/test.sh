@@ -5,7 +5,7 @@
 # once, in the plain build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+RCOLL_SETUP_PYTHON=0 scripts/setup.sh
 scripts/build.sh build
 export RCOLL_TIMEOUT=${RCOLL_TIMEOUT:-120}
 (cd build && ctest --output-on-failure --timeout 900)

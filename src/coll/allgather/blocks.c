@@ -94,6 +94,13 @@ void ag_finish_recv(rcoll_args_t *a, int source, const ag_ranges_t *r, int allow
     }
 }
 
+rcoll_status_t ag_exchange(rcoll_args_t *a, int to, int from, unsigned step, const ag_ranges_t *out,
+                           const ag_ranges_t *in, int allow_inline)
+{
+    rcoll_status_t st = ag_send(a, to, step, out, allow_inline);
+    return st == RCOLL_OK ? ag_recv(a, from, step, in, allow_inline) : st;
+}
+
 rcoll_status_t ag_recv(rcoll_args_t *a, int source, unsigned step, const ag_ranges_t *r,
                        int allow_inline)
 {

@@ -31,4 +31,8 @@ void ag_finish_recv(rcoll_args_t *a, int source, const ag_ranges_t *r, int allow
 rcoll_status_t ag_recv(rcoll_args_t *a, int source, unsigned step, const ag_ranges_t *r,
                        int allow_inline);
 
+/* One step of a pairwise schedule: send `out` to `to`, then receive `in` from `from`. */
+rcoll_status_t ag_exchange(rcoll_args_t *a, int to, int from, unsigned step, const ag_ranges_t *out,
+                           const ag_ranges_t *in, int allow_inline);
+
 #endif

@@ -18,9 +18,7 @@ static rcoll_status_t allgather_bruck(rcoll_args_t *a)
         int from = rcoll_dissemination_to(a->rank, a->size, k);
         ag_ranges_t out = ag_ring_ranges(a->rank, count, a->size);
         ag_ranges_t in = ag_ring_ranges(from, count, a->size);
-        rcoll_status_t st = ag_send(a, to, (unsigned)k, &out, 1);
-        if (st == RCOLL_OK)
-            st = ag_recv(a, from, (unsigned)k, &in, 1);
+        rcoll_status_t st = ag_exchange(a, to, from, (unsigned)k, &out, &in, 1);
         if (st != RCOLL_OK)
             return st;
     }

@@ -44,9 +44,7 @@ static rcoll_status_t allgather_rd(rcoll_args_t *a)
     for (int k = 0; st == RCOLL_OK && k < rounds; k++) {
         int partner = rcoll_rd_partner(a->rank, k);
         ag_ranges_t out = group_ranges(a->rank, k, a->size), in = group_ranges(partner, k, a->size);
-        st = ag_send(a, partner, (unsigned)k + 1, &out, 1);
-        if (st == RCOLL_OK)
-            st = ag_recv(a, partner, (unsigned)k + 1, &in, 1);
+        st = ag_exchange(a, partner, partner, (unsigned)k + 1, &out, &in, 1);
     }
     if (st == RCOLL_OK && a->rank < extra) {
         ag_ranges_t rest = all_but(a->rank + p2, a->size);

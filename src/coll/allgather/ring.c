@@ -15,9 +15,7 @@ static rcoll_status_t allgather_ring(rcoll_args_t *a)
     for (int j = 0; j < a->size - 1; j++) {
         ag_ranges_t out = ag_one_block((a->rank - j + a->size) % a->size);
         ag_ranges_t in = ag_one_block((a->rank - j - 1 + 2 * a->size) % a->size);
-        rcoll_status_t st = ag_send(a, right, (unsigned)j, &out, 0);
-        if (st == RCOLL_OK)
-            st = ag_recv(a, left, (unsigned)j, &in, 0);
+        rcoll_status_t st = ag_exchange(a, right, left, (unsigned)j, &out, &in, 0);
         if (st != RCOLL_OK)
             return st;
     }

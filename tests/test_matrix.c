@@ -1,5 +1,5 @@
 /* Multi-process correctness matrix: every algorithm x team sizes 1..9 and 16 x sizes 0, 1, 7,
- * 64, 4095, 4096, 4097, 65539, 1 MB+5 and 4 MB x in-place or not x back-to-back calls (50; 4
+ * 64, 1001, 4095, 4096, 4097, 65539, 1 MB+5 and 4 MB x in-place or not x back-to-back calls (50; 4
  * for blocks of 1 MB and more, whose check dominates), every call's data checked. Ranks are
  * real processes forked by the test launcher, more of them than cores; random short stalls
  * make fast ranks run ahead into the next call while slow ones still read the last.

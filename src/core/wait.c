@@ -42,6 +42,8 @@ void rcoll_wait_policy_init(rcoll_wait_policy_t *policy, const rcoll_config_t *c
 {
     bool crowded = local_ranks > cores;
     policy->mode = cfg->wait_mode;
+    policy->crowded = crowded && cfg->wait_mode == RCOLL_WAIT_AUTO;
+    policy->idle_core_polls = 20000;
     policy->timeout_ns = (uint64_t)(cfg->timeout_s * 1e9);
     policy->block_slice_ns = 1000 * 1000;
     switch (cfg->wait_mode) {
@@ -68,6 +70,7 @@ void rcoll_waiter_start(rcoll_waiter_t *w, const rcoll_wait_policy_t *policy)
     w->policy = policy;
     w->start_ns = 0;
     w->polls = 0;
+    w->idle_core_polls = 0;
 }
 
 bool rcoll_waiter_is_sleeping(const rcoll_waiter_t *w)
@@ -93,6 +96,15 @@ static void sleep_on(rcoll_line_t *line, uint64_t target, uint64_t slice_ns)
         futex(futex_word(line), FUTEX_WAIT, (uint32_t)seen, &ts);
     }
     atomic_fetch_sub_explicit(&line->waiters, 1, memory_order_relaxed);
+}
+
+bool rcoll_waiter_idle_core_poll(rcoll_waiter_t *w)
+{
+    if (w->idle_core_polls >= w->policy->idle_core_polls)
+        return false;
+    w->idle_core_polls++;
+    cpu_relax();
+    return true;
 }
 
 rcoll_status_t rcoll_waiter_pause(rcoll_waiter_t *w, rcoll_line_t *line, uint64_t target)

@@ -33,6 +33,8 @@ typedef struct {
     unsigned yield_iters;  /* yields before blocking (auto mode) */
     uint64_t timeout_ns;   /* 0: never */
     uint64_t block_slice_ns; /* longest single futex sleep before re-checking */
+    bool crowded;            /* ranks outnumber cores (auto mode) */
+    unsigned idle_core_polls; /* crowded: polls allowed while no rank sharing my core needs it */
 } rcoll_wait_policy_t;
 
 /* The policy for `local_ranks` processes that may run on `cores` cores of this node. */
@@ -43,6 +45,7 @@ typedef struct {
     const rcoll_wait_policy_t *policy;
     uint64_t start_ns;
     uint64_t polls;
+    unsigned idle_core_polls;
 } rcoll_waiter_t;
 
 uint64_t rcoll_now_ns(void);
@@ -50,6 +53,10 @@ void rcoll_waiter_start(rcoll_waiter_t *w, const rcoll_wait_policy_t *policy);
 /* One pause while nothing was ready: spin, yield or sleep on `line` until it may have reached
  * `target`. RCOLL_ERR_TIMEOUT once the policy's timeout has passed since the start. */
 rcoll_status_t rcoll_waiter_pause(rcoll_waiter_t *w, rcoll_line_t *line, uint64_t target);
+/* Ranks outnumber cores, yet none of those sharing mine needs it now (the caller knows): poll
+ * again without giving the core away, so a core-mate that is only waiting too is not switched
+ * in for nothing. False, doing nothing, once the policy's budget for this wait is spent. */
+bool rcoll_waiter_idle_core_poll(rcoll_waiter_t *w);
 /* True when the wait has entered its blocking phase (callers check peer liveness then). */
 bool rcoll_waiter_is_sleeping(const rcoll_waiter_t *w);
 

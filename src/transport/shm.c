@@ -72,7 +72,9 @@ typedef struct {
     rcoll_line_t published[2];
     struct {
         _Atomic int32_t cpu;      /* the core its owner last ran on, plus one (0: not known) */
-        _Atomic uint32_t waiting; /* its owner is inside a wait and needs no core */
+        _Atomic uint32_t waiting; /* its owner is inside a wait, for the line below */
+        _Atomic uint64_t line;    /* offset in the segment of the line it waits for */
+        _Atomic uint64_t target;  /* ... and the value it waits for */
     } __attribute__((aligned(64))) where;
 } area_head_t;
 
@@ -132,32 +134,58 @@ static void bounce_progress(shm_tl_t *s)
     }
 }
 
-static void set_waiting(shm_tl_t *s, uint32_t waiting)
+static void set_not_waiting(shm_tl_t *s)
 {
     _Atomic uint32_t *mine = &head_of(s, s->team->rank)->where.waiting;
-    if (atomic_load_explicit(mine, memory_order_relaxed) != waiting)
-        atomic_store_explicit(mine, waiting, memory_order_relaxed);
+    if (atomic_load_explicit(mine, memory_order_relaxed))
+        atomic_store_explicit(mine, 0, memory_order_relaxed);
+}
+
+static void set_waiting_for(shm_tl_t *s, rcoll_line_t *line, uint64_t target)
+{
+    area_head_t *me = head_of(s, s->team->rank);
+    uint64_t off = (uint64_t)((unsigned char *)line - s->seg);
+    if (atomic_load_explicit(&me->where.waiting, memory_order_relaxed) &&
+        atomic_load_explicit(&me->where.line, memory_order_relaxed) == off &&
+        atomic_load_explicit(&me->where.target, memory_order_relaxed) == target)
+        return;
+    atomic_store_explicit(&me->where.line, off, memory_order_relaxed);
+    atomic_store_explicit(&me->where.target, target, memory_order_relaxed);
+    atomic_store_explicit(&me->where.waiting, 1, memory_order_relaxed);
+}
+
+/* A core-mate in a wait needs no core while what it waits for has not happened. */
+static bool mate_can_proceed(shm_tl_t *s, area_head_t *h)
+{
+    if (!atomic_load_explicit(&h->where.waiting, memory_order_relaxed))
+        return true;
+    uint64_t off = atomic_load_explicit(&h->where.line, memory_order_relaxed);
+    uint64_t target = atomic_load_explicit(&h->where.target, memory_order_relaxed);
+    if (off % sizeof(rcoll_line_t) || off > s->seg_bytes - sizeof(rcoll_line_t))
+        return true; /* torn or stale: assume it needs the core */
+    return rcoll_line_reached((rcoll_line_t *)(void *)(s->seg + off), target);
 }
 
 /* Ranks outnumber cores. Does a rank that last ran on my core need it -- one that has not
- * arrived in this collective yet, or is working rather than waiting? If none does, yielding
- * would only switch in a core-mate that is waiting too (measured at 4 ranks on 2 cores: 3
- * yields per barrier instead of 2, barrier 0.66-0.77x native instead of 0.57-0.63x). What is
- * read may be stale (ranks migrate): the poll budget of the wait policy bounds the cost. */
-static bool core_mate_needs_cpu(shm_tl_t *s)
+ * arrived in this collective yet, is working, or waits for something that has happened? If
+ * none does, yielding would only switch in a core-mate that would find nothing to do
+ * (measured at 4 ranks on 2 cores: 3 yields per barrier instead of 2, barrier 0.66-0.77x
+ * native instead of 0.46-0.63x). What is read may be stale (ranks migrate): the poll budget of
+ * the wait policy bounds the cost. */
+static bool core_mate_needs_cpu(shm_tl_t *s, rcoll_line_t *line, uint64_t target)
 {
     struct rcoll_team *t = s->team;
     int cpu = sched_getcpu() + 1;
     area_head_t *me = head_of(s, t->rank);
     if (atomic_load_explicit(&me->where.cpu, memory_order_relaxed) != cpu)
         atomic_store_explicit(&me->where.cpu, cpu, memory_order_relaxed);
-    set_waiting(s, 1);
+    set_waiting_for(s, line, target);
     for (int i = 0; i < t->local_size; i++) {
         area_head_t *h = head_of(s, t->local_ranks[i]);
         if (h == me || atomic_load_explicit(&h->where.cpu, memory_order_relaxed) != cpu)
             continue;
-        if (!atomic_load_explicit(&h->where.waiting, memory_order_relaxed) ||
-            atomic_load_explicit(&h->arrival[t->seq & 1].value, memory_order_relaxed) < t->seq)
+        if (atomic_load_explicit(&h->arrival[t->seq & 1].value, memory_order_relaxed) < t->seq ||
+            mate_can_proceed(s, h))
             return true;
     }
     return false;
@@ -169,7 +197,7 @@ static rcoll_status_t pause_on_line(shm_tl_t *s, rcoll_waiter_t *w, rcoll_line_t
     if (!s->base.single_copy)
         bounce_progress(s);
     if (s->team->wait.crowded && w->idle_core_polls < w->policy->idle_core_polls &&
-        !core_mate_needs_cpu(s) && rcoll_waiter_idle_core_poll(w))
+        !core_mate_needs_cpu(s, line, target) && rcoll_waiter_idle_core_poll(w))
         return RCOLL_OK;
     rcoll_status_t st = rcoll_waiter_pause(w, line, target);
     /* A peer may post what we wait for and exit before we look: gone only if still missing. */
@@ -221,7 +249,7 @@ static bool shm_test(rcoll_tl_t *tl, const rcoll_event_t *ev)
     rcoll_line_t *line = event_line(s, ev, &target);
     if (!rcoll_line_reached(line, target))
         return false;
-    set_waiting(s, 0);
+    set_not_waiting(s);
     /* A peer that signalled or published for collective seq has left seq-1: flow control for
      * free. */
     if ((ev->kind == RCOLL_EV_SIGNAL || ev->kind == RCOLL_EV_PUBLISHED) &&
@@ -244,7 +272,7 @@ static void shm_enter(rcoll_tl_t *tl, uint64_t seq, void *user_addr)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
     rcoll_line_t *adv = &head_of(s, s->team->rank)->arrival[seq & 1];
-    set_waiting(s, 0);
+    set_not_waiting(s);
     uint64_t addr = (uint64_t)(uintptr_t)user_addr;
     memcpy(adv->payload, &addr, sizeof addr);
     rcoll_line_post(adv, seq);

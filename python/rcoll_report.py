@@ -251,9 +251,14 @@ def plot_lines(ax, series):
 
 
 def plot_bars(ax, series):
+    """Barrier (no size axis): one bar per label and impl, log scale (MPICH crowded is ms), values printed."""
     names = list(series)
     values = [series[n][0][1] for n in names]
-    ax.bar(range(len(names)), values)
+    colors = [f"C{i % 10}" for i in range(len(names))]
+    bars = ax.bar(range(len(names)), values, color=colors)
+    for bar, value in zip(bars, values):
+        ax.annotate(f"{value:.2f}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                    ha="center", va="bottom", fontsize=8)
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
     ax.set_yscale("log")

@@ -41,9 +41,9 @@ static const rule_t rules[] = {
     {RCOLL_COLL_ALLGATHER, 1024 * 1024, 64, 1, &rcoll_allgather_direct_read,
      "ranks share cores: one copy into shared memory and one out per reader (P*m instead of "
      "2(P-1)*m copied per rank), no remote writes, arrival order"},
-    {RCOLL_COLL_ALLGATHER, 16 * 1024, 16, -1, &rcoll_allgather_direct_read,
+    {RCOLL_COLL_ALLGATHER, 8 * 1024, 16, -1, &rcoll_allgather_direct_read,
      "small blocks, small team: one step, each rank writes only its own line or outbox"},
-    {RCOLL_COLL_ALLGATHER, 16 * 1024, ANY_SIZE, -1, &rcoll_allgather_bruck,
+    {RCOLL_COLL_ALLGATHER, 8 * 1024, ANY_SIZE, -1, &rcoll_allgather_bruck,
      "small blocks, larger team: log2 P steps, no folding for P not a power of two"},
     {RCOLL_COLL_ALLGATHER, ANY_BYTES, 8, -1, &rcoll_allgather_direct,
      "large blocks, small team: one single-copy write per peer, all in flight"},

@@ -513,8 +513,9 @@ static void layout(shm_tl_t *s, const struct rcoll_team *t, size_t inbox_bytes)
     /* The seed's M_T is 4 KB for InfiniBand, where copying is the cost. Here a single copy is a
      * process_vm_writev system call (~2.5 us with page pinning), while copying twice through
      * shared memory moves every cache line between the cores twice; measured crossover on the
-     * 2-core machine: 16-32 KB (docs/tuning.md). */
-    s->base.zcopy_threshold = t->ctx->cfg.zcopy_threshold ? t->ctx->cfg.zcopy_threshold : 16 * 1024;
+     * 2-core machine: 8-32 KB depending on how fast lines move between its cores that day; 8 KB
+     * never loses much in either state (docs/tuning.md). */
+    s->base.zcopy_threshold = t->ctx->cfg.zcopy_threshold ? t->ctx->cfg.zcopy_threshold : 8 * 1024;
     s->area_bytes = (s->off_inbox + 4 * inbox_bytes + 4095) & ~(size_t)4095; /* in- and outbox */
     s->seg_bytes = SHM_HEADER_BYTES + (size_t)t->local_size * s->area_bytes;
 }

@@ -6,6 +6,7 @@
  * Options: --coll barrier|allgather (default both), --algo NAME, --np 1,2,..., --quick (fewer
  * sizes and calls), --wait-modes (run under RCOLL_WAIT=spin, yield and block). */
 #include <sched.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,10 @@ static int run_barrier(rcoll_team_t *team, const job_t *job, int rank, int size)
     for (int c = 0; c < job->calls; c++) {
         maybe_stall(rank, c);
         atomic_fetch_add(&job->arrivals[c], 1);
+        uint64_t all[64] = {0};
+        all[rank] = (uint64_t)rank;
+        if (c % 3 == 2 && size <= 64 && rcoll_allgather(team, RCOLL_IN_PLACE, all, sizeof all[0]) != RCOLL_OK)
+            return 1; /* other collectives in between take sequence numbers too */
         if (rcoll_barrier(team) != RCOLL_OK) {
             fprintf(stderr, "FAIL barrier %s p=%d: %s\n", job->algo, size, rcoll_team_last_error(team));
             return 1;

@@ -15,7 +15,7 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
         echo "setup: installing ${need_pkgs[*]}"
         export DEBIAN_FRONTEND=noninteractive
         apt-get update -q >/dev/null
-        apt-get install -y -q --no-install-recommends "${need_pkgs[@]}" >/dev/null
+        apt-get install -y -q "${need_pkgs[@]}" >/dev/null
     else
         echo "setup: missing ${need_pkgs[*]} (run as root to install them)" >&2
         exit 1

@@ -477,20 +477,6 @@ static const rcoll_tl_ops_t shm_ops = {
     .destroy = shm_destroy,
 };
 
-rcoll_status_t rcoll_tl_wait(rcoll_tl_t *tl, const rcoll_event_t *ev)
-{
-    if (tl->ops->test(tl, ev) && tl->single_copy)
-        return RCOLL_OK;
-    rcoll_waiter_t w;
-    rcoll_waiter_start(&w, &((shm_tl_t *)tl)->team->wait);
-    while (!tl->ops->test(tl, ev)) {
-        rcoll_status_t st = tl->ops->pause(tl, &w, ev);
-        if (st != RCOLL_OK)
-            return st;
-    }
-    return RCOLL_OK;
-}
-
 /* ---- creation ---- */
 
 typedef struct {
@@ -628,6 +614,7 @@ rcoll_status_t rcoll_shm_create(struct rcoll_team *t, const rcoll_oob_t *oob, rc
     bool leader = t->local_rank == 0;
     if (s) {
         s->base.ops = &shm_ops;
+        s->base.wait = &t->wait;
         s->team = t;
         s->my_index = t->local_rank;
         s->cma_probe = SHM_MAGIC;

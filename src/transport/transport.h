@@ -73,6 +73,7 @@ struct rcoll_tl {
     size_t inbox_bytes;   /* usable bytes of one inbox, and of one outbox */
     size_t zcopy_threshold; /* messages of at least this many bytes go single copy */
     bool single_copy;     /* put_user is a true single copy (CMA) */
+    const rcoll_wait_policy_t *wait; /* the team's wait policy */
 };
 
 /* Wait until `ev` happened (the policy's spin/yield/block, then the team's timeout). */

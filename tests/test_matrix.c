@@ -1,10 +1,14 @@
-/* Multi-process correctness matrix: every algorithm x team sizes 1..9 and 16 x sizes 0, 1, 7,
- * 64, 1001, 4095, 4096, 4097, 65539, 1 MB+5 and 4 MB x in-place or not x back-to-back calls (50; 4
- * for blocks of 1 MB and more, whose check dominates), every call's data checked. Ranks are
- * real processes forked by the test launcher, more of them than cores; random short stalls
- * make fast ranks run ahead into the next call while slow ones still read the last.
- * Options: --coll barrier|allgather (default both), --algo NAME, --np 1,2,..., --quick (fewer
- * sizes and calls), --wait-modes (run under RCOLL_WAIT=spin, yield and block). */
+/* Multi-process correctness matrix: every algorithm of every collective x team sizes 1..9 and
+ * 16 x sizes 0, 1, 7, 64, 1001, 4095, 4096, 4097, 65539, 1 MB+5 and 4 MB (skipped where one
+ * buffer would pass 24 MB) x in-place or not x back-to-back calls (50; 4 for blocks of 1 MB and
+ * more, whose check dominates), the root moving with every call (every root is used), every
+ * call's data checked, and for the v-forms uneven counts (some zero), displacements in reverse
+ * order with gaps that must stay untouched. Ranks are real processes forked by the test
+ * launcher, more of them than cores; random short stalls make fast ranks run ahead into the
+ * next call while slow ones still read the last; barriers are interleaved so sequence numbers
+ * are shared across collectives.
+ * Options: --coll NAME[,NAME..] (default all), --algo NAME, --np 1,2,..., --quick (fewer sizes and
+ * calls), --wait-modes (run under RCOLL_WAIT=spin, yield and block). */
 #include <sched.h>
 #include <stdint.h>
 #include <stdatomic.h>
@@ -29,25 +33,30 @@ typedef struct {
     _Atomic int *arrivals; /* barrier check: shared counters, one per call */
 } job_t;
 
-/* Byte i of rank r's block in call c: a per-(rank, call) offset added to a fixed template, so
- * blocks differ by rank, call and position, and the check vectorizes. */
+/* Byte i of the block rank `src` sends to rank `dst` in call c: a per-(src, dst, call) offset
+ * added to a fixed template, so blocks differ by sender, receiver, call and position, and the
+ * check vectorizes. */
 static unsigned char *template_bytes;
+static size_t template_len;
 
-static unsigned char offset_of(int rank, int call)
+static unsigned char offset_of(int src, int dst, int call)
 {
-    return (unsigned char)(rank * 131 + call * 31 + 1);
-}
-
-static unsigned char pattern(int rank, int call, size_t i)
-{
-    return (unsigned char)(template_bytes[i] + offset_of(rank, call));
+    return (unsigned char)(src * 131 + dst * 17 + call * 31 + 1);
 }
 
 static void make_template(size_t max)
 {
+    template_len = max;
     template_bytes = malloc(max + 1);
     for (size_t i = 0; i <= max; i++)
         template_bytes[i] = (unsigned char)(i * 7 + (i >> 8) + (i >> 16) * 3);
+}
+
+static void fill(unsigned char *block, size_t bytes, int src, int dst, int call)
+{
+    unsigned char off = offset_of(src, dst, call);
+    for (size_t i = 0; i < bytes; i++)
+        block[i] = (unsigned char)(template_bytes[i] + off);
 }
 
 static void maybe_stall(int rank, int call)
@@ -59,54 +68,299 @@ static void maybe_stall(int rank, int call)
         sched_yield();
 }
 
-static int block_differs(const unsigned char *block, size_t bytes, unsigned char offset)
+/* The first wrong byte of a block, or -1. */
+static long first_wrong(const unsigned char *block, size_t bytes, int src, int dst, int call)
 {
-    unsigned char diff = 0;
+    unsigned char off = offset_of(src, dst, call), diff = 0;
     for (size_t i = 0; i < bytes; i++)
-        diff |= (unsigned char)(block[i] ^ (unsigned char)(template_bytes[i] + offset));
-    return diff != 0;
+        diff |= (unsigned char)(block[i] ^ (unsigned char)(template_bytes[i] + off));
+    if (!diff)
+        return -1;
+    size_t i = 0;
+    while (block[i] == (unsigned char)(template_bytes[i] + off))
+        i++;
+    return (long)i;
 }
 
-static int check_blocks(const unsigned char *rbuf, int size, size_t bytes, int call, int rank,
-                        const char *algo, int inplace)
+/* What one call of the matrix is: for messages. */
+typedef struct {
+    rcoll_team_t *team;
+    const job_t *job;
+    int rank, size;
+    size_t bytes;   /* block (v-forms: the base of the counts) */
+    int inplace, call, root;
+} call_t;
+
+static int report(const call_t *c, const char *what, int block, long byte)
 {
-    for (int r = 0; r < size; r++) {
-        const unsigned char *block = rbuf + (size_t)r * bytes;
-        if (!block_differs(block, bytes, offset_of(r, call)))
-            continue;
-        size_t i = 0;
-        while (block[i] == pattern(r, call, i))
-            i++;
-        fprintf(stderr, "FAIL allgather %s p=%d bytes=%zu in-place=%d call %d: rank %d has a "
-                "wrong byte %zu of block %d\n", algo, size, bytes, inplace, call, rank, i, r);
-        return 1;
+    fprintf(stderr, "FAIL %s %s p=%d bytes=%zu in-place=%d root=%d call %d: rank %d: %s (block %d, "
+            "byte %ld)\n", rcoll_coll_name(c->job->coll), c->job->algo, c->size, c->bytes, c->inplace,
+            c->root, c->call, c->rank, what, block, byte);
+    return 1;
+}
+
+static int check(const call_t *c, const unsigned char *block, size_t bytes, int src, int dst)
+{
+    long at = first_wrong(block, bytes, src, dst, c->call);
+    return at < 0 ? 0 : report(c, "wrong data", src, at);
+}
+
+static int status_failed(const call_t *c, rcoll_status_t st)
+{
+    if (st == RCOLL_OK)
+        return 0;
+    fprintf(stderr, "FAIL %s %s p=%d bytes=%zu root=%d: %s\n", rcoll_coll_name(c->job->coll),
+            c->job->algo, c->size, c->bytes, c->root, rcoll_team_last_error(c->team));
+    return 1;
+}
+
+/* v-forms: the count from src to dst, 0 to 1.5 x base, some zero; symmetric when in place
+ * (MPI's in-place alltoallv sends what it receives). */
+static size_t vcount(const call_t *c, int src, int dst)
+{
+    int k = c->inplace && c->job->coll == RCOLL_COLL_ALLTOALLV ? src + dst : src + 2 * dst;
+    return c->bytes * (size_t)((k + c->call) % 4) / 2;
+}
+
+#define GAP 3 /* bytes left between v-blocks: must stay untouched */
+
+/* Displacements laid out in reverse rank order with gaps; returns the extent. */
+static size_t layout_reverse(const size_t *counts, size_t *displs, int size)
+{
+    size_t at = GAP;
+    for (int r = size - 1; r >= 0; r--) {
+        displs[r] = at;
+        at += counts[r] + GAP;
+    }
+    return at;
+}
+
+static int gaps_untouched(const call_t *c, const unsigned char *buf, const size_t *counts,
+                          const size_t *displs)
+{
+    for (int r = 0; r < c->size; r++) {
+        const unsigned char *gap = buf + displs[r] + counts[r];
+        for (int i = 0; i < GAP; i++)
+            if (gap[i] != 0xEE)
+                return report(c, "wrote outside its blocks", r, (long)(counts[r] + (size_t)i));
     }
     return 0;
 }
 
-static int run_allgather(rcoll_team_t *team, const job_t *job, int rank, int size)
+static int allgather_call(const call_t *c, unsigned char *sbuf, unsigned char *rbuf)
 {
+    size_t b = c->bytes;
+    memset(rbuf, 0xEE, (size_t)c->size * b);
+    fill(c->inplace ? rbuf + (size_t)c->rank * b : sbuf, b, c->rank, 0, c->call);
+    maybe_stall(c->rank, c->call);
+    if (status_failed(c, rcoll_allgather(c->team, c->inplace ? RCOLL_IN_PLACE : sbuf, rbuf, b)))
+        return 1;
+    for (int r = 0; r < c->size; r++)
+        if (check(c, rbuf + (size_t)r * b, b, r, 0))
+            return 1;
+    return 0;
+}
+
+static int alltoall_call(const call_t *c, unsigned char *sbuf, unsigned char *rbuf)
+{
+    size_t b = c->bytes;
+    memset(rbuf, 0xEE, (size_t)c->size * b);
+    for (int j = 0; j < c->size; j++)
+        fill((c->inplace ? rbuf : sbuf) + (size_t)j * b, b, c->rank, j, c->call);
+    maybe_stall(c->rank, c->call);
+    if (status_failed(c, rcoll_alltoall(c->team, c->inplace ? RCOLL_IN_PLACE : sbuf, rbuf, b)))
+        return 1;
+    for (int r = 0; r < c->size; r++)
+        if (check(c, rbuf + (size_t)r * b, b, r, c->rank))
+            return 1;
+    return 0;
+}
+
+static int bcast_call(const call_t *c, unsigned char *sbuf, unsigned char *rbuf)
+{
+    (void)sbuf;
+    if (c->rank == c->root)
+        fill(rbuf, c->bytes, c->root, 0, c->call);
+    else
+        memset(rbuf, 0xEE, c->bytes);
+    maybe_stall(c->rank, c->call);
+    if (status_failed(c, rcoll_bcast(c->team, rbuf, c->bytes, c->root)))
+        return 1;
+    return check(c, rbuf, c->bytes, c->root, 0);
+}
+
+static int gather_call(const call_t *c, unsigned char *sbuf, unsigned char *rbuf)
+{
+    size_t b = c->bytes;
+    int am_root = c->rank == c->root, inplace = c->inplace && am_root;
+    if (am_root)
+        memset(rbuf, 0xEE, (size_t)c->size * b);
+    fill(inplace ? rbuf + (size_t)c->rank * b : sbuf, b, c->rank, 0, c->call);
+    maybe_stall(c->rank, c->call);
+    if (status_failed(c, rcoll_gather(c->team, inplace ? RCOLL_IN_PLACE : sbuf, am_root ? rbuf : NULL,
+                                      b, c->root)))
+        return 1;
+    for (int r = 0; am_root && r < c->size; r++)
+        if (check(c, rbuf + (size_t)r * b, b, r, 0))
+            return 1;
+    return 0;
+}
+
+static int scatter_call(const call_t *c, unsigned char *sbuf, unsigned char *rbuf)
+{
+    size_t b = c->bytes;
+    int am_root = c->rank == c->root, inplace = c->inplace && am_root;
+    for (int j = 0; am_root && j < c->size; j++)
+        fill(sbuf + (size_t)j * b, b, c->root, j, c->call);
+    memset(rbuf, 0xEE, b);
+    maybe_stall(c->rank, c->call);
+    if (status_failed(c, rcoll_scatter(c->team, am_root ? sbuf : NULL, inplace ? RCOLL_IN_PLACE : rbuf,
+                                       b, c->root)))
+        return 1;
+    if (inplace)
+        return check(c, sbuf + (size_t)c->rank * b, b, c->root, c->rank);
+    return check(c, rbuf, b, c->root, c->rank);
+}
+
+static int allgatherv_call(const call_t *c, unsigned char *sbuf, unsigned char *rbuf)
+{
+    size_t counts[64], displs[64];
+    for (int r = 0; r < c->size; r++)
+        counts[r] = vcount(c, r, 0);
+    memset(rbuf, 0xEE, layout_reverse(counts, displs, c->size));
+    size_t mine = counts[c->rank];
+    fill(c->inplace ? rbuf + displs[c->rank] : sbuf, mine, c->rank, 0, c->call);
+    maybe_stall(c->rank, c->call);
+    if (status_failed(c, rcoll_allgatherv(c->team, c->inplace ? RCOLL_IN_PLACE : sbuf, mine, rbuf,
+                                          counts, displs)))
+        return 1;
+    for (int r = 0; r < c->size; r++)
+        if (check(c, rbuf + displs[r], counts[r], r, 0))
+            return 1;
+    return gaps_untouched(c, rbuf, counts, displs);
+}
+
+static int alltoallv_call(const call_t *c, unsigned char *sbuf, unsigned char *rbuf)
+{
+    size_t sc[64], sd[64], rc[64], rd[64], at = 0;
+    for (int j = 0; j < c->size; j++) {
+        sc[j] = vcount(c, c->rank, j);
+        rc[j] = vcount(c, j, c->rank);
+        sd[j] = at; /* send side: forward order, packed */
+        at += sc[j];
+    }
+    memset(rbuf, 0xEE, layout_reverse(rc, rd, c->size));
+    for (int j = 0; j < c->size; j++)
+        fill(c->inplace ? rbuf + rd[j] : sbuf + sd[j], c->inplace ? rc[j] : sc[j], c->rank, j, c->call);
+    maybe_stall(c->rank, c->call);
+    rcoll_status_t st = c->inplace ? rcoll_alltoallv(c->team, RCOLL_IN_PLACE, NULL, NULL, rbuf, rc, rd)
+                                   : rcoll_alltoallv(c->team, sbuf, sc, sd, rbuf, rc, rd);
+    if (status_failed(c, st))
+        return 1;
+    for (int r = 0; r < c->size; r++)
+        if (check(c, rbuf + rd[r], rc[r], r, c->rank))
+            return 1;
+    return gaps_untouched(c, rbuf, rc, rd);
+}
+
+static int gatherv_call(const call_t *c, unsigned char *sbuf, unsigned char *rbuf)
+{
+    size_t counts[64], displs[64];
+    int am_root = c->rank == c->root, inplace = c->inplace && am_root;
+    for (int r = 0; r < c->size; r++)
+        counts[r] = vcount(c, r, 0);
+    size_t extent = layout_reverse(counts, displs, c->size), mine = counts[c->rank];
+    if (am_root)
+        memset(rbuf, 0xEE, extent);
+    fill(inplace ? rbuf + displs[c->rank] : sbuf, mine, c->rank, 0, c->call);
+    maybe_stall(c->rank, c->call);
+    /* Only the root's counts matter: other ranks pass NULL to prove it. */
+    if (status_failed(c, rcoll_gatherv(c->team, inplace ? RCOLL_IN_PLACE : sbuf, mine,
+                                       am_root ? rbuf : NULL, am_root ? counts : NULL,
+                                       am_root ? displs : NULL, c->root)))
+        return 1;
+    for (int r = 0; am_root && r < c->size; r++)
+        if (check(c, rbuf + displs[r], counts[r], r, 0))
+            return 1;
+    return am_root ? gaps_untouched(c, rbuf, counts, displs) : 0;
+}
+
+static int scatterv_call(const call_t *c, unsigned char *sbuf, unsigned char *rbuf)
+{
+    size_t counts[64], displs[64];
+    int am_root = c->rank == c->root, inplace = c->inplace && am_root;
+    for (int j = 0; j < c->size; j++)
+        counts[j] = vcount(c, c->root, j);
+    layout_reverse(counts, displs, c->size);
+    for (int j = 0; am_root && j < c->size; j++)
+        fill(sbuf + displs[j], counts[j], c->root, j, c->call);
+    size_t mine = counts[c->rank];
+    memset(rbuf, 0xEE, mine + GAP);
+    maybe_stall(c->rank, c->call);
+    if (status_failed(c, rcoll_scatterv(c->team, am_root ? sbuf : NULL, am_root ? counts : NULL,
+                                        am_root ? displs : NULL, inplace ? RCOLL_IN_PLACE : rbuf,
+                                        mine, c->root)))
+        return 1;
+    if (inplace)
+        return check(c, sbuf + displs[c->rank], mine, c->root, c->rank);
+    if (check(c, rbuf, mine, c->root, c->rank))
+        return 1;
+    for (int i = 0; i < GAP; i++)
+        if (rbuf[mine + (size_t)i] != 0xEE)
+            return report(c, "wrote past its receive count", c->rank, (long)(mine + (size_t)i));
+    return 0;
+}
+
+typedef int (*call_fn)(const call_t *c, unsigned char *sbuf, unsigned char *rbuf);
+
+static call_fn call_of(rcoll_coll_t coll)
+{
+    switch (coll) {
+    case RCOLL_COLL_ALLGATHER: return allgather_call;
+    case RCOLL_COLL_ALLTOALL: return alltoall_call;
+    case RCOLL_COLL_BCAST: return bcast_call;
+    case RCOLL_COLL_GATHER: return gather_call;
+    case RCOLL_COLL_SCATTER: return scatter_call;
+    case RCOLL_COLL_ALLGATHERV: return allgatherv_call;
+    case RCOLL_COLL_ALLTOALLV: return alltoallv_call;
+    case RCOLL_COLL_GATHERV: return gatherv_call;
+    case RCOLL_COLL_SCATTERV: return scatterv_call;
+    default: return NULL;
+    }
+}
+
+static int has_in_place(rcoll_coll_t coll)
+{
+    return coll != RCOLL_COLL_BCAST;
+}
+
+/* Buffers big enough for any of the collectives at this size (v-counts reach 1.5 x bytes). */
+static size_t buffer_bytes(int size, size_t bytes)
+{
+    return (size_t)size * (bytes + bytes / 2 + GAP + 1) + GAP + 64;
+}
+
+#define MAX_TOTAL_BYTES (24u << 20) /* per buffer: bigger sizes x teams are skipped (memory) */
+
+static int run_data(rcoll_team_t *team, const job_t *job, int rank, int size)
+{
+    call_fn fn = call_of(job->coll);
     for (int s = 0; s < job->nsizes; s++) {
-        size_t bytes = job->sizes[s];
+        size_t bytes = job->sizes[s], len = buffer_bytes(size, bytes);
+        if (job->coll != RCOLL_COLL_ALLGATHER && job->coll != RCOLL_COLL_BCAST && size > 1 &&
+            len > MAX_TOTAL_BYTES)
+            continue;
         int calls = bytes >= (1u << 20) ? 4 : job->calls;
-        unsigned char *rbuf = malloc((size_t)size * bytes + 1), *sbuf = malloc(bytes + 1);
+        unsigned char *rbuf = malloc(len), *sbuf = malloc(len);
         if (!rbuf || !sbuf)
             return 1;
-        for (int inplace = 0; inplace < 2; inplace++)
+        for (int inplace = 0; inplace < (has_in_place(job->coll) ? 2 : 1); inplace++)
             for (int c = 0; c < calls; c++) {
-                int call = s * 1000 + inplace * 100 + c;
-                memset(rbuf, 0xEE, (size_t)size * bytes); /* stale data must not pass */
-                unsigned char *mine = inplace ? rbuf + (size_t)rank * bytes : sbuf;
-                for (size_t i = 0; i < bytes; i++)
-                    mine[i] = pattern(rank, call, i);
-                maybe_stall(rank, call);
-                rcoll_status_t st = rcoll_allgather(team, inplace ? RCOLL_IN_PLACE : sbuf, rbuf, bytes);
-                if (st != RCOLL_OK) {
-                    fprintf(stderr, "FAIL allgather %s p=%d bytes=%zu: %s\n", job->algo, size,
-                            bytes, rcoll_team_last_error(team));
-                    return 1;
-                }
-                if (check_blocks(rbuf, size, bytes, call, rank, job->algo, inplace))
+                call_t call = {team, job, rank, size, bytes, inplace, s * 1000 + inplace * 100 + c,
+                               (c + s) % size};
+                if (c % 7 == 3 && rcoll_barrier(team) != RCOLL_OK) /* sequence numbers shared */
+                    return status_failed(&call, RCOLL_ERR_INVALID);
+                if (fn(&call, sbuf, rbuf))
                     return 1;
             }
         free(rbuf);
@@ -155,7 +409,7 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
         return 4;
     }
     int rc = job->coll == RCOLL_COLL_BARRIER ? run_barrier(team, job, rank, oob->size)
-                                             : run_allgather(team, job, rank, oob->size);
+                                             : run_data(team, job, rank, oob->size);
     rcoll_team_destroy(team);
     rcoll_context_destroy(ctx);
     return rc;
@@ -175,6 +429,16 @@ static int parse_list(const char *text, int *out, int max)
         p++;
     }
     return n;
+}
+
+/* Is `name` in the comma-separated `list`? */
+static int listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    return 0;
 }
 
 static void run_one(job_t *job, int np, int *passed, int *failed)
@@ -202,7 +466,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--wait-modes")) wait_modes = 1;
         else { fprintf(stderr, "usage: %s [--coll C] [--algo A] [--np 1,2,..] [--quick] [--wait-modes]\n", argv[0]); return 2; }
     }
-    make_template(4u << 20);
+    make_template((4u << 20) * 2);
     job_t job = {0};
     job.arrivals = mmap(NULL, MAX_CALLS * sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     job.sizes = quick ? quick_sizes : full_sizes;
@@ -217,7 +481,7 @@ int main(int argc, char **argv)
             nps[0] = 2, nps[1] = 3, nps[2] = 5;
         }
         for (int c = 0; c < RCOLL_COLL_COUNT; c++) {
-            if (only_coll && rcoll_coll_from_name(only_coll) != c)
+            if (only_coll && !listed(only_coll, rcoll_coll_name((rcoll_coll_t)c)))
                 continue;
             char names[256];
             rcoll_algo_names((rcoll_coll_t)c, names, sizeof names);

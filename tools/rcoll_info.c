@@ -9,10 +9,12 @@ static int usage(const char *prog, int code)
 {
     fprintf(code ? stderr : stdout,
             "usage: %s --list\n"
-            "       %s --explain --coll barrier|allgather --bytes N --size P [--ppn Q]\n"
-            "  --explain  print the algorithm rcoll selects for N bytes per rank on a team of P\n"
+            "       %s --explain --coll C --bytes N --size P [--ppn Q]\n"
+            "  --explain  print the algorithm rcoll selects for N bytes per rank (bcast: the\n"
+            "             message; the v-forms are chosen by team size alone) on a team of P\n"
             "             ranks with Q ranks per node (default Q = P), and why; RCOLL_*_ALGO\n"
-            "             overrides in the environment apply\n"
+            "             overrides in the environment apply. C: barrier, allgather, alltoall,\n"
+            "             bcast, gather, scatter, allgatherv, alltoallv, gatherv, scatterv\n"
             "  --list     print every algorithm with its collective and summary\n",
             prog, prog);
     return code;

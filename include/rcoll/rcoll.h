@@ -1,5 +1,7 @@
 /* rcoll public C API: contexts, teams built over an out-of-band bootstrap, and blocking
- * collectives (barrier, allgather). Everything a user or a binding needs is in this header. */
+ * collectives (barrier, allgather, alltoall, bcast, gather, scatter and the v-forms of
+ * allgather, alltoall, gather and scatter). Everything a user or a binding needs is in this
+ * header. Data is counted in bytes: a binding packs typed data before it calls rcoll. */
 #ifndef RCOLL_RCOLL_H
 #define RCOLL_RCOLL_H
 
@@ -30,9 +32,9 @@ typedef enum {
     RCOLL_ERR_BOOTSTRAP = -7    /* the out-of-band exchange failed */
 } rcoll_status_t;
 
-/* Passed as the send buffer of an allgather: the caller's block already sits in the receive
- * buffer at offset rank * bytes. */
-#define RCOLL_IN_PLACE ((const void *)1)
+/* In-place marker, as MPI_IN_PLACE: as the send buffer of allgather(v), alltoall(v) and of
+ * gather(v) at the root, as the receive buffer of scatter(v) at the root (see each call). */
+#define RCOLL_IN_PLACE ((void *)1)
 
 typedef struct rcoll_context rcoll_context_t;
 typedef struct rcoll_team rcoll_team_t;
@@ -40,6 +42,14 @@ typedef struct rcoll_team rcoll_team_t;
 typedef enum {
     RCOLL_COLL_BARRIER = 0,
     RCOLL_COLL_ALLGATHER = 1,
+    RCOLL_COLL_ALLTOALL = 2,
+    RCOLL_COLL_BCAST = 3,
+    RCOLL_COLL_GATHER = 4,
+    RCOLL_COLL_SCATTER = 5,
+    RCOLL_COLL_ALLGATHERV = 6,
+    RCOLL_COLL_ALLTOALLV = 7,
+    RCOLL_COLL_GATHERV = 8,
+    RCOLL_COLL_SCATTERV = 9,
     RCOLL_COLL_COUNT
 } rcoll_coll_t;
 
@@ -72,6 +82,43 @@ RCOLL_API rcoll_status_t rcoll_barrier(rcoll_team_t *team);
 /* Every member contributes `bytes` bytes; recvbuf receives size * bytes, rank order. */
 RCOLL_API rcoll_status_t rcoll_allgather(rcoll_team_t *team, const void *sendbuf, void *recvbuf, size_t bytes);
 
+/* Block j of sendbuf (bytes each) goes to rank j, which stores it at recvbuf + rank * bytes.
+ * In place (sendbuf = RCOLL_IN_PLACE): the blocks to send are in recvbuf and are replaced. */
+RCOLL_API rcoll_status_t rcoll_alltoall(rcoll_team_t *team, const void *sendbuf, void *recvbuf, size_t bytes);
+/* The root's `bytes` bytes of buf are copied into buf on every rank. */
+RCOLL_API rcoll_status_t rcoll_bcast(rcoll_team_t *team, void *buf, size_t bytes, int root);
+/* Every rank's block lands at recvbuf + rank * bytes on the root (recvbuf matters at the root
+ * only). In place at the root (sendbuf = RCOLL_IN_PLACE): its block already sits there. */
+RCOLL_API rcoll_status_t rcoll_gather(rcoll_team_t *team, const void *sendbuf, void *recvbuf, size_t bytes,
+                                      int root);
+/* Block j of the root's sendbuf goes to rank j's recvbuf (sendbuf matters at the root only).
+ * In place at the root (recvbuf = RCOLL_IN_PLACE): the root's own block stays where it is. */
+RCOLL_API rcoll_status_t rcoll_scatter(rcoll_team_t *team, const void *sendbuf, void *recvbuf, size_t bytes,
+                                       int root);
+
+/* The v-forms: counts and displacements in bytes, one per rank, as in MPI. Zero counts and any
+ * displacements are allowed; the arrays are read during the call only. */
+/* Rank j's sendbytes land at recvbuf + displs[j] on every rank; sendbytes must equal
+ * counts[rank]. In place: this rank's block already sits at recvbuf + displs[rank]. */
+RCOLL_API rcoll_status_t rcoll_allgatherv(rcoll_team_t *team, const void *sendbuf, size_t sendbytes,
+                                          void *recvbuf, const size_t *counts, const size_t *displs);
+/* sendcounts[j] bytes at sendbuf + sdispls[j] go to rank j, which stores them at recvbuf +
+ * rdispls[rank] (its recvcounts[rank] must be equal). In place: sendbuf = RCOLL_IN_PLACE,
+ * sendcounts and sdispls are ignored, the data to send is described by recvcounts and rdispls
+ * and is replaced. */
+RCOLL_API rcoll_status_t rcoll_alltoallv(rcoll_team_t *team, const void *sendbuf, const size_t *sendcounts,
+                                         const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                                         const size_t *rdispls);
+/* Rank j's sendbytes land at recvbuf + displs[j] on the root; recvbuf, counts and displs matter
+ * at the root only. In place at the root as for rcoll_gather. */
+RCOLL_API rcoll_status_t rcoll_gatherv(rcoll_team_t *team, const void *sendbuf, size_t sendbytes, void *recvbuf,
+                                       const size_t *counts, const size_t *displs, int root);
+/* counts[j] bytes at sendbuf + displs[j] on the root go to rank j's recvbuf (recvbytes must
+ * equal them); sendbuf, counts and displs matter at the root only. In place at the root as for
+ * rcoll_scatter. */
+RCOLL_API rcoll_status_t rcoll_scatterv(rcoll_team_t *team, const void *sendbuf, const size_t *counts,
+                                        const size_t *displs, void *recvbuf, size_t recvbytes, int root);
+
 /* Run `name` for every later call of `coll` on this team (NULL or "auto": back to the
  * decision). An unknown or inapplicable name is RCOLL_ERR_INVALID; the message lists the valid
  * ones. Every member must force the same algorithm. */
@@ -84,11 +131,13 @@ RCOLL_API const char *rcoll_team_last_error(const rcoll_team_t *team);
 RCOLL_API const char *rcoll_strerror(rcoll_status_t status);
 
 RCOLL_API const char *rcoll_coll_name(rcoll_coll_t coll);
-/* Parse a collective name ("barrier", "allgather"); -1 if unknown. */
+/* Parse a collective name ("barrier", "allgather", "alltoallv", ...); -1 if unknown. */
 RCOLL_API int rcoll_coll_from_name(const char *name);
 
-/* Selection, without a team: which algorithm rcoll would run and why (for rcoll-info). The
- * overrides of the context's configuration (RCOLL_<COLL>_ALGO) apply. Writes a readable
+/* Selection, without a team: which algorithm rcoll would run and why (for rcoll-info). `bytes`
+ * is the block per rank (the message for bcast; ignored for the v-forms, chosen by team size
+ * only as their counts differ by rank). The overrides of the context's configuration
+ * (RCOLL_<COLL>_ALGO) apply. Writes a readable
  * explanation into `why` and returns the algorithm name, or NULL with the error in `why`. */
 RCOLL_API const char *rcoll_explain(rcoll_context_t *ctx, rcoll_coll_t coll, size_t bytes, int team_size,
                           int ppn, char *why, size_t why_len);

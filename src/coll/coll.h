@@ -7,14 +7,27 @@
 #include "core/team.h"
 #include "transport/transport.h"
 
+/* One call, as the algorithm sees it. The entry points (core/collectives.c) have already
+ * checked the arguments, copied this rank's own block to where it belongs (so an algorithm never
+ * moves data to itself), turned in-place alltoall(v) into a copy of the send data, and skipped
+ * calls every rank knows to be empty. */
 typedef struct {
     struct rcoll_team *team;
     rcoll_tl_t *tl;
     uint64_t seq;
     int rank, size;
-    const void *sendbuf; /* RCOLL_IN_PLACE or the caller's block */
-    void *recvbuf;
-    size_t bytes;        /* per rank */
+    int root;            /* rooted collectives */
+    const void *sendbuf; /* allgather: RCOLL_IN_PLACE or the caller's block; alltoall(v): never
+                          * in place; gather(v): this rank's block (the root's: in recvbuf);
+                          * scatter(v) and bcast: the root's data (bcast: == recvbuf) */
+    void *recvbuf;       /* scatter(v) at the root: its own block's place, never written */
+    size_t bytes;        /* per rank (allgather, alltoall, gather, scatter), the message
+                          * (bcast), this rank's own count (allgatherv, gatherv: sent;
+                          * scatterv: received) */
+    const size_t *scounts, *sdispls; /* sending side: alltoallv, scatterv at the root */
+    const size_t *rcounts, *rdispls; /* receiving side: allgatherv, alltoallv, gatherv at the root */
+    void *target;        /* what enter() advertises for put_user: recvbuf unless prepare set it */
+    void *tmp;           /* scratch an algorithm's prepare obtained (rcoll_team_tmp) */
 } rcoll_args_t;
 
 typedef struct rcoll_algo {
@@ -22,6 +35,9 @@ typedef struct rcoll_algo {
     rcoll_coll_t coll;
     const char *summary; /* one line: the paper and the idea */
     rcoll_status_t (*run)(rcoll_args_t *args);
+    /* Optional, before the rank enters the collective: set `target` (and `tmp`) when peers
+     * must write somewhere else than recvbuf (a tree's staging buffer). */
+    rcoll_status_t (*prepare)(rcoll_args_t *args);
 } rcoll_algo_t;
 
 /* Every algorithm, by collective (defined in its own file). */
@@ -34,5 +50,20 @@ extern const rcoll_algo_t rcoll_allgather_ring;
 extern const rcoll_algo_t rcoll_allgather_bruck;
 extern const rcoll_algo_t rcoll_allgather_direct;
 extern const rcoll_algo_t rcoll_allgather_direct_read;
+extern const rcoll_algo_t rcoll_alltoall_direct;
+extern const rcoll_algo_t rcoll_alltoall_pairwise;
+extern const rcoll_algo_t rcoll_alltoall_bruck;
+extern const rcoll_algo_t rcoll_alltoall_standard_exchange;
+extern const rcoll_algo_t rcoll_bcast_knomial;
+extern const rcoll_algo_t rcoll_bcast_scatter_allgather;
+extern const rcoll_algo_t rcoll_bcast_direct_read;
+extern const rcoll_algo_t rcoll_gather_binomial;
+extern const rcoll_algo_t rcoll_gather_direct;
+extern const rcoll_algo_t rcoll_scatter_binomial;
+extern const rcoll_algo_t rcoll_scatter_direct;
+extern const rcoll_algo_t rcoll_allgatherv_direct;
+extern const rcoll_algo_t rcoll_alltoallv_direct;
+extern const rcoll_algo_t rcoll_gatherv_direct;
+extern const rcoll_algo_t rcoll_scatterv_direct;
 
 #endif

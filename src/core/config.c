@@ -87,13 +87,26 @@ static rcoll_status_t read_numbers(rcoll_config_t *cfg, char *err, size_t err_le
     if (v && *v && (rcoll_parse_size(v, &cfg->inbox_bytes) || cfg->inbox_bytes < 4096))
         return bad_value(err, err_len, "RCOLL_INBOX_BYTES", v, "a size of at least 4k");
     cfg->inbox_bytes = (cfg->inbox_bytes + 63) & ~(size_t)63;
-    v = getenv("RCOLL_BARRIER_FANIN");
-    if (v && *v) {
+    static const struct {
+        const char *var;
+        long lo, hi;
+        const char *what;
+    } ints[] = {
+        {"RCOLL_BARRIER_FANIN", 1, 1024, "an integer 1..1024"},
+        {"RCOLL_KPORT", 1, 64, "an integer 1..64 (transfers in flight per step)"},
+        {"RCOLL_ALLTOALL_KPORT", 0, 1 << 20, "an integer >= 0 (0: all writes in flight)"},
+        {"RCOLL_BCAST_RADIX", 2, 64, "an integer 2..64"},
+    };
+    int *int_targets[] = {&cfg->gather_fanin, &cfg->kport, &cfg->alltoall_kport, &cfg->bcast_radix};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        v = getenv(ints[i].var);
+        if (!v || !*v)
+            continue;
         char *end;
         long f = strtol(v, &end, 10);
-        if (*end || f < 1 || f > 1024)
-            return bad_value(err, err_len, "RCOLL_BARRIER_FANIN", v, "an integer 1..1024");
-        cfg->gather_fanin = (int)f;
+        if (*end || end == v || f < ints[i].lo || f > ints[i].hi)
+            return bad_value(err, err_len, ints[i].var, v, ints[i].what);
+        *int_targets[i] = (int)f;
     }
     static const char *const counts[] = {"RCOLL_SPIN_ITERS", "RCOLL_YIELD_ITERS"};
     long *targets[] = {&cfg->spin_iters, &cfg->yield_iters};
@@ -164,9 +177,12 @@ rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_
     memset(cfg, 0, sizeof *cfg);
     cfg->wait_mode = RCOLL_WAIT_AUTO;
     cfg->timeout_s = 300.0;
-    cfg->zcopy_threshold = 0; /* 0: the transport's own (shm: 64 KB, measured; see tuning.md) */
+    cfg->zcopy_threshold = 0; /* 0: the transport's own (shm: 8 KB, measured; see tuning.md) */
     cfg->inbox_bytes = 1024 * 1024;
     cfg->gather_fanin = 7;
+    cfg->kport = 2;
+    cfg->alltoall_kport = 0;
+    cfg->bcast_radix = 4;
     cfg->log_level = RCOLL_LOG_WARN;
     cfg->cma = RCOLL_CMA_AUTO;
     cfg->cores = online_cores();

@@ -19,6 +19,9 @@ typedef struct {
     size_t zcopy_threshold;          /* RCOLL_ZCOPY_THRESHOLD, bytes per transfer (0: transport's) */
     size_t inbox_bytes;              /* RCOLL_INBOX_BYTES: copy-based slots per rank and parity */
     int gather_fanin;                /* RCOLL_BARRIER_FANIN for the gather tree (RGM) */
+    int kport;                       /* RCOLL_KPORT: k of the k-port trees and Standard Exchange */
+    int alltoall_kport;              /* RCOLL_ALLTOALL_KPORT: writes in flight in alltoall direct (0: all) */
+    int bcast_radix;                 /* RCOLL_BCAST_RADIX: radix of the k-nomial bcast tree */
     rcoll_log_level_t log_level;     /* RCOLL_LOG=error|warn|info|debug */
     rcoll_cma_mode_t cma;            /* RCOLL_CMA=0 forces the copy-through-shm fallback */
     char algo[RCOLL_COLL_COUNT][RCOLL_ALGO_NAME_MAX]; /* RCOLL_<COLL>_ALGO, "" = auto */

@@ -46,7 +46,9 @@ const char *rcoll_strerror(rcoll_status_t status)
     return "unknown error";
 }
 
-static const char *const coll_names[RCOLL_COLL_COUNT] = {"barrier", "allgather"};
+static const char *const coll_names[RCOLL_COLL_COUNT] = {
+    "barrier", "allgather", "alltoall", "bcast", "gather", "scatter",
+    "allgatherv", "alltoallv", "gatherv", "scatterv"};
 
 const char *rcoll_coll_name(rcoll_coll_t coll)
 {

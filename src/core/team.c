@@ -276,6 +276,8 @@ void rcoll_team_destroy(rcoll_team_t *t)
     free(t->local_ranks);
     free(t->local_index);
     free(t->scratch);
+    for (int i = 0; i < RCOLL_TMP_SLOTS; i++)
+        free(t->tmp[i]);
     free(t);
 }
 
@@ -330,56 +332,49 @@ static const rcoll_algo_t *choose(struct rcoll_team *t, rcoll_coll_t coll, size_
     return a;
 }
 
-static rcoll_status_t run(struct rcoll_team *t, rcoll_coll_t coll, rcoll_args_t *a)
+rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *args)
 {
+    rcoll_args_t *a = args;
     a->team = t;
     a->tl = t->tl;
     a->seq = ++t->seq;
     a->rank = t->rank;
     a->size = t->size;
+    if (!a->target)
+        a->target = a->recvbuf;
     t->coll = rcoll_coll_name(coll);
-    const rcoll_algo_t *algo = choose(t, coll, a->bytes);
+    /* The v-forms' own counts differ by rank: every rank must decide alike, so without them. */
+    int vform = coll >= RCOLL_COLL_ALLGATHERV;
+    const rcoll_algo_t *algo = choose(t, coll, vform ? 0 : a->bytes);
     if (!algo)
         return RCOLL_ERR_INVALID;
     t->last_algo = algo->name;
-    t->tl->ops->enter(t->tl, a->seq, a->recvbuf);
-    rcoll_status_t st = algo->run(a);
+    /* A rank that cannot prepare (out of memory) does not arrive: its peers get a timeout
+     * naming it rather than writing into a buffer it does not have. */
+    rcoll_status_t st = algo->prepare ? algo->prepare(a) : RCOLL_OK;
+    if (st == RCOLL_OK) {
+        t->tl->ops->enter(t->tl, a->seq, a->target);
+        st = algo->run(a);
+    }
     t->tl->ops->leave(t->tl, a->seq);
     return st;
 }
 
-/* A call every rank knows to be empty still takes its sequence number, and is finished at once
- * (peers' flow control waits on the done word). */
-static rcoll_status_t skip(struct rcoll_team *t)
+rcoll_status_t rcoll_team_skip(struct rcoll_team *t)
 {
     t->tl->ops->leave(t->tl, ++t->seq);
     t->last_algo = "trivial";
     return RCOLL_OK;
 }
 
-rcoll_status_t rcoll_barrier(rcoll_team_t *t)
+void *rcoll_team_tmp(struct rcoll_team *t, int slot, size_t bytes)
 {
-    if (!t)
-        return RCOLL_ERR_INVALID;
-    rcoll_args_t a = {0};
-    if (t->size == 1)
-        return skip(t);
-    return run(t, RCOLL_COLL_BARRIER, &a);
-}
-
-rcoll_status_t rcoll_allgather(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t bytes)
-{
-    if (!t)
-        return RCOLL_ERR_INVALID;
-    if (bytes && (!recvbuf || !sendbuf))
-        return rcoll_team_error(t, RCOLL_ERR_INVALID, "allgather: NULL buffer for %zu bytes", bytes);
-    if (bytes && sendbuf != RCOLL_IN_PLACE)
-        memmove((char *)recvbuf + (size_t)t->rank * bytes, sendbuf, bytes);
-    if (t->size == 1 || bytes == 0) /* nothing to move: every rank knows it, no exchange */
-        return skip(t);
-    rcoll_args_t a = {0};
-    a.sendbuf = sendbuf;
-    a.recvbuf = recvbuf;
-    a.bytes = bytes;
-    return run(t, RCOLL_COLL_ALLGATHER, &a);
+    if (bytes <= t->tmp_bytes[slot])
+        return t->tmp[slot];
+    void *p = realloc(t->tmp[slot], bytes);
+    if (!p)
+        return NULL;
+    t->tmp[slot] = p;
+    t->tmp_bytes[slot] = bytes;
+    return p;
 }

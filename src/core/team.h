@@ -12,6 +12,9 @@
 struct rcoll_tl;
 struct rcoll_algo;
 
+/* Scratch slots: the entry point's copy of in-place send data, and two for algorithms. */
+enum { RCOLL_TMP_INPLACE = 0, RCOLL_TMP_ALGO = 1, RCOLL_TMP_ALGO2 = 2, RCOLL_TMP_SLOTS = 3 };
+
 struct rcoll_context {
     rcoll_config_t cfg;
     unsigned teams_created; /* names shared-memory segments uniquely within the process */
@@ -36,7 +39,19 @@ struct rcoll_team {
     char last_error[1024];
     rcoll_wait_policy_t wait;
     struct rcoll_tl *tl;
+    void *tmp[RCOLL_TMP_SLOTS];   /* scratch buffers kept between calls (rcoll_team_tmp) */
+    size_t tmp_bytes[RCOLL_TMP_SLOTS];
 };
+
+/* Runs one collective: takes the next sequence number, chooses the algorithm for `bytes`,
+ * calls its prepare, enters the transport, runs it and leaves. */
+struct rcoll_args;
+rcoll_status_t rcoll_team_run(struct rcoll_team *team, rcoll_coll_t coll, void *args);
+/* A call every rank knows to be empty: takes its sequence number and is done. */
+rcoll_status_t rcoll_team_skip(struct rcoll_team *team);
+/* A scratch buffer of at least `bytes` that stays valid until the next call for the same slot
+ * (grown as needed, freed with the team); NULL when out of memory. */
+void *rcoll_team_tmp(struct rcoll_team *team, int slot, size_t bytes);
 
 /* Formats the team's last error and returns `status`. */
 rcoll_status_t rcoll_team_error(struct rcoll_team *team, rcoll_status_t status, const char *fmt, ...)

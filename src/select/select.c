@@ -3,6 +3,7 @@
  * redo it); each rule says why it holds. */
 #include "select/select.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -13,6 +14,14 @@ static const rcoll_algo_t *const registry[] = {
     &rcoll_allgather_recursive_doubling,
     &rcoll_allgather_ring,             &rcoll_allgather_bruck,
     &rcoll_allgather_direct,           &rcoll_allgather_direct_read,
+    &rcoll_alltoall_direct,            &rcoll_alltoall_pairwise,
+    &rcoll_alltoall_bruck,             &rcoll_alltoall_standard_exchange,
+    &rcoll_bcast_direct_read,          &rcoll_bcast_knomial,
+    &rcoll_bcast_scatter_allgather,
+    &rcoll_gather_direct,              &rcoll_gather_binomial,
+    &rcoll_scatter_direct,             &rcoll_scatter_binomial,
+    &rcoll_allgatherv_direct,          &rcoll_alltoallv_direct,
+    &rcoll_gatherv_direct,             &rcoll_scatterv_direct,
 };
 #define REGISTRY_COUNT (sizeof registry / sizeof registry[0])
 
@@ -49,6 +58,28 @@ static const rule_t rules[] = {
      "large blocks, small team: one single-copy write per peer, all in flight"},
     {RCOLL_COLL_ALLGATHER, ANY_BYTES, ANY_SIZE, -1, &rcoll_allgather_ring,
      "large blocks, larger team: neighbour writes, bandwidth-bound"},
+    {RCOLL_COLL_ALLTOALL, 256, ANY_SIZE, 0, &rcoll_alltoall_bruck,
+     "placeholder rule, tuned once the algorithms are measured"},
+    {RCOLL_COLL_ALLTOALL, ANY_BYTES, ANY_SIZE, -1, &rcoll_alltoall_direct,
+     "placeholder rule, tuned once the algorithms are measured"},
+    {RCOLL_COLL_BCAST, ANY_BYTES, ANY_SIZE, -1, &rcoll_bcast_direct_read,
+     "placeholder rule, tuned once the algorithms are measured"},
+    {RCOLL_COLL_GATHER, ANY_BYTES, ANY_SIZE, -1, &rcoll_gather_direct,
+     "placeholder rule, tuned once the algorithms are measured"},
+    {RCOLL_COLL_SCATTER, ANY_BYTES, ANY_SIZE, -1, &rcoll_scatter_direct,
+     "placeholder rule, tuned once the algorithms are measured"},
+    {RCOLL_COLL_ALLGATHERV, ANY_BYTES, ANY_SIZE, -1, &rcoll_allgatherv_direct,
+     "v-form (counts differ by rank, so only the team size can decide): one step, every block "
+     "written once, arrival order"},
+    {RCOLL_COLL_ALLTOALLV, ANY_BYTES, ANY_SIZE, -1, &rcoll_alltoallv_direct,
+     "v-form (counts differ by rank, so only the team size can decide): one step, every block "
+     "written once, arrival order"},
+    {RCOLL_COLL_GATHERV, ANY_BYTES, ANY_SIZE, -1, &rcoll_gatherv_direct,
+     "v-form (only the root knows the counts, so only the team size can decide): every rank "
+     "sends straight to the root"},
+    {RCOLL_COLL_SCATTERV, ANY_BYTES, ANY_SIZE, -1, &rcoll_scatterv_direct,
+     "v-form (only the root knows the counts, so only the team size can decide): the root "
+     "writes straight to every rank"},
 };
 
 const rcoll_algo_t *rcoll_algo_find(rcoll_coll_t coll, const char *name)
@@ -82,9 +113,14 @@ const rcoll_algo_t *rcoll_select(const rcoll_config_t *cfg, rcoll_coll_t coll, s
                      rcoll_coll_name(coll), forced, names);
             return NULL;
         }
-        if (why)
-            snprintf(why, why_len, "forced by the environment (RCOLL_%s_ALGO=%s)",
-                 coll == RCOLL_COLL_BARRIER ? "BARRIER" : "ALLGATHER", forced);
+        if (why) {
+            char upper[32];
+            size_t n = 0;
+            for (const char *p = rcoll_coll_name(coll); *p && n < sizeof upper - 1; p++)
+                upper[n++] = (char)toupper((unsigned char)*p);
+            upper[n] = '\0';
+            snprintf(why, why_len, "forced by the environment (RCOLL_%s_ALGO=%s)", upper, forced);
+        }
         return a;
     }
     int crowded = ppn > cores;

@@ -426,12 +426,13 @@ static rcoll_status_t shm_publish(rcoll_tl_t *tl, uint64_t seq, const void *src,
     return RCOLL_OK;
 }
 
-static void shm_get(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len)
+static void shm_get(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len, size_t offset)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
-    const void *from = len <= RCOLL_INLINE_MAX ? (const void *)head_of(s, peer)->published[seq & 1].payload
-                                               : (const void *)outbox_of(s, peer, seq);
-    memcpy(dst, from, len);
+    rcoll_line_t *line = &head_of(s, peer)->published[seq & 1];
+    const unsigned char *from = line->len <= RCOLL_INLINE_MAX ? line->payload : outbox_of(s, peer, seq);
+    if (len)
+        memcpy(dst, from + offset, len);
 }
 
 static void shm_signal(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step)

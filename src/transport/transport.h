@@ -11,8 +11,8 @@
  * - put_user:   single copy into the buffer the peer advertised when it entered the collective
  *               (CMA on shm, or a chunked copy through shared memory), then raise the signal.
  * - publish:    copy into my own outbox (inline in my published line when tiny) and raise my
- *               published word; every peer may then `get` it -- one copy in, one out per reader
- *               (on RDMA: a read of the peer's registered outbox).
+ *               published word; every peer may then `get` it, or a part of it -- one copy in,
+ *               one out per reader (on RDMA: a read of the peer's registered outbox).
  * - signal:     raise the signal only.
  * - events:     what a rank can wait for: a signal from a source, a peer's arrival (its
  *               advertisement), the release word of a root (one-step release every rank polls).
@@ -58,8 +58,9 @@ typedef struct {
     rcoll_status_t (*put_user)(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
                                const void *src, size_t len, size_t remote_offset);
     rcoll_status_t (*publish)(rcoll_tl_t *tl, uint64_t seq, const void *src, size_t len);
-    /* After the peer's RCOLL_EV_PUBLISHED for seq: copy len bytes of what it published. */
-    void (*get)(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len);
+    /* After the peer's RCOLL_EV_PUBLISHED for seq: copy len bytes of what it published, from
+     * `offset` on (a reader may take only its part). */
+    void (*get)(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len, size_t offset);
     void (*signal)(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step);
     void (*release)(rcoll_tl_t *tl, uint64_t seq);
     bool (*test)(rcoll_tl_t *tl, const rcoll_event_t *ev);

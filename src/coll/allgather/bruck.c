@@ -27,4 +27,4 @@ static rcoll_status_t allgather_bruck(rcoll_args_t *a)
 
 const rcoll_algo_t rcoll_allgather_bruck = {
     "bruck", RCOLL_COLL_ALLGATHER,
-    "seed 001: ceil(log2 P) steps to r-2^k, blocks kept in place", allgather_bruck};
+    "seed 001: ceil(log2 P) steps to r-2^k, blocks kept in place", allgather_bruck, NULL};

@@ -79,4 +79,4 @@ static rcoll_status_t allgather_direct(rcoll_args_t *a)
 
 const rcoll_algo_t rcoll_allgather_direct = {
     "direct", RCOLL_COLL_ALLGATHER,
-    "seed 001: one step, all P-1 writes in flight, arrival order", allgather_direct};
+    "seed 001: one step, all P-1 writes in flight, arrival order", allgather_direct, NULL};

@@ -32,7 +32,7 @@ static rcoll_status_t allgather_direct_read(rcoll_args_t *a)
             rcoll_event_t ev = rcoll_ev_published(pending[i], a->seq);
             if (!a->tl->ops->test(a->tl, &ev))
                 continue;
-            a->tl->ops->get(a->tl, pending[i], a->seq, rbuf + (size_t)pending[i] * a->bytes, a->bytes);
+            a->tl->ops->get(a->tl, pending[i], a->seq, rbuf + (size_t)pending[i] * a->bytes, a->bytes, 0);
             pending[i--] = pending[--count];
             done++;
         }
@@ -48,4 +48,4 @@ static rcoll_status_t allgather_direct_read(rcoll_args_t *a)
 const rcoll_algo_t rcoll_allgather_direct_read = {
     "direct_read", RCOLL_COLL_ALLGATHER,
     "seed 001 ch. 6: publish once in shared memory, every peer reads it, arrival order",
-    allgather_direct_read};
+    allgather_direct_read, NULL};

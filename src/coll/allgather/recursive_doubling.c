@@ -56,4 +56,4 @@ static rcoll_status_t allgather_rd(rcoll_args_t *a)
 const rcoll_algo_t rcoll_allgather_recursive_doubling = {
     "recursive_doubling", RCOLL_COLL_ALLGATHER,
     "seed 000: log2 P exchanges, copy-based below M_T then zero-copy from step k",
-    allgather_rd};
+    allgather_rd, NULL};

@@ -24,4 +24,4 @@ static rcoll_status_t allgather_ring(rcoll_args_t *a)
 
 const rcoll_algo_t rcoll_allgather_ring = {
     "ring", RCOLL_COLL_ALLGATHER,
-    "seed 000: P-1 steps to the right neighbour, zero-copy above M_T", allgather_ring};
+    "seed 000: P-1 steps to the right neighbour, zero-copy above M_T", allgather_ring, NULL};

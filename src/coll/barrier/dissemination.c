@@ -26,4 +26,4 @@ static rcoll_status_t barrier_dissemination(rcoll_args_t *a)
 
 const rcoll_algo_t rcoll_barrier_dissemination = {
     "dissemination", RCOLL_COLL_BARRIER,
-    "RDS (seed 003): ceil(log2 P) rounds, signal r+2^k, wait r-2^k", barrier_dissemination};
+    "RDS (seed 003): ceil(log2 P) rounds, signal r+2^k, wait r-2^k", barrier_dissemination, NULL};

@@ -31,4 +31,4 @@ static rcoll_status_t barrier_flat_arrival(rcoll_args_t *a)
 const rcoll_algo_t rcoll_barrier_flat_arrival = {
     "flat_arrival", RCOLL_COLL_BARRIER,
     "RGM gather with fan-in P-1, no release: every rank reads all arrival words",
-    barrier_flat_arrival};
+    barrier_flat_arrival, NULL};

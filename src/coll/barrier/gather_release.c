@@ -42,4 +42,4 @@ static rcoll_status_t barrier_gather_release(rcoll_args_t *a)
 const rcoll_algo_t rcoll_barrier_gather_release = {
     "gather_release", RCOLL_COLL_BARRIER,
     "RGM (seed 003): gather tree fan-in 7, then one release word every rank polls",
-    barrier_gather_release};
+    barrier_gather_release, NULL};

@@ -38,4 +38,4 @@ static rcoll_status_t barrier_pairwise(rcoll_args_t *a)
 
 const rcoll_algo_t rcoll_barrier_pairwise_exchange = {
     "pairwise_exchange", RCOLL_COLL_BARRIER,
-    "RPE (seed 003): signal exchange with r XOR 2^k, extra ranks folded", barrier_pairwise};
+    "RPE (seed 003): signal exchange with r XOR 2^k, extra ranks folded", barrier_pairwise, NULL};

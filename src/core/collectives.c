@@ -1,0 +1,293 @@
+/* The public collective calls: argument checks, the local part every algorithm shares (a
+ * rank's own block copied to where it belongs, in-place alltoall(v) turned into a copy of the
+ * send data), calls every rank knows to be empty skipped, then the team's run (algorithm
+ * choice, transport enter/leave). What an algorithm may assume is written in coll/coll.h. */
+#include <string.h>
+
+#include "coll/coll.h"
+#include "core/team.h"
+
+static rcoll_status_t bad(struct rcoll_team *t, const char *coll, const char *what)
+{
+    return rcoll_team_error(t, RCOLL_ERR_INVALID, "%s: %s", coll, what);
+}
+
+static int bad_root(const struct rcoll_team *t, int root)
+{
+    return root < 0 || root >= t->size;
+}
+
+static void copy_block(void *to, const void *from, size_t bytes)
+{
+    if (bytes && to != from)
+        memmove(to, from, bytes);
+}
+
+/* Largest displacement + count: the bytes a v-form's layout spans. */
+static size_t extent_of(const size_t *counts, const size_t *displs, int size)
+{
+    size_t end = 0;
+    for (int r = 0; r < size; r++)
+        if (counts[r] && displs[r] + counts[r] > end)
+            end = displs[r] + counts[r];
+    return end;
+}
+
+rcoll_status_t rcoll_barrier(rcoll_team_t *t)
+{
+    if (!t)
+        return RCOLL_ERR_INVALID;
+    rcoll_args_t a = {0};
+    if (t->size == 1)
+        return rcoll_team_skip(t);
+    return rcoll_team_run(t, RCOLL_COLL_BARRIER, &a);
+}
+
+rcoll_status_t rcoll_allgather(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t bytes)
+{
+    if (!t)
+        return RCOLL_ERR_INVALID;
+    if (bytes && (!recvbuf || !sendbuf))
+        return bad(t, "allgather", "NULL buffer");
+    if (bytes && sendbuf != RCOLL_IN_PLACE)
+        copy_block((char *)recvbuf + (size_t)t->rank * bytes, sendbuf, bytes);
+    if (t->size == 1 || bytes == 0) /* nothing to move: every rank knows it, no exchange */
+        return rcoll_team_skip(t);
+    rcoll_args_t a = {0};
+    a.sendbuf = sendbuf;
+    a.recvbuf = recvbuf;
+    a.bytes = bytes;
+    return rcoll_team_run(t, RCOLL_COLL_ALLGATHER, &a);
+}
+
+rcoll_status_t rcoll_alltoall(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t bytes)
+{
+    if (!t)
+        return RCOLL_ERR_INVALID;
+    if (bytes && (!recvbuf || !sendbuf))
+        return bad(t, "alltoall", "NULL buffer");
+    size_t total = (size_t)t->size * bytes;
+    if (bytes && sendbuf == RCOLL_IN_PLACE && t->size > 1) {
+        void *copy = rcoll_team_tmp(t, RCOLL_TMP_INPLACE, total);
+        if (!copy)
+            return rcoll_team_error(t, RCOLL_ERR_NOMEM, "alltoall: no memory for the in-place copy");
+        memcpy(copy, recvbuf, total);
+        sendbuf = copy;
+    }
+    if (bytes && sendbuf != RCOLL_IN_PLACE)
+        copy_block((char *)recvbuf + (size_t)t->rank * bytes,
+                   (const char *)sendbuf + (size_t)t->rank * bytes, bytes);
+    if (t->size == 1 || bytes == 0)
+        return rcoll_team_skip(t);
+    rcoll_args_t a = {0};
+    a.sendbuf = sendbuf;
+    a.recvbuf = recvbuf;
+    a.bytes = bytes;
+    return rcoll_team_run(t, RCOLL_COLL_ALLTOALL, &a);
+}
+
+rcoll_status_t rcoll_bcast(rcoll_team_t *t, void *buf, size_t bytes, int root)
+{
+    if (!t)
+        return RCOLL_ERR_INVALID;
+    if (bad_root(t, root))
+        return bad(t, "bcast", "root out of range");
+    if (bytes && !buf)
+        return bad(t, "bcast", "NULL buffer");
+    if (t->size == 1 || bytes == 0)
+        return rcoll_team_skip(t);
+    rcoll_args_t a = {0};
+    a.root = root;
+    a.sendbuf = buf;
+    a.recvbuf = buf;
+    a.bytes = bytes;
+    return rcoll_team_run(t, RCOLL_COLL_BCAST, &a);
+}
+
+rcoll_status_t rcoll_gather(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t bytes, int root)
+{
+    if (!t)
+        return RCOLL_ERR_INVALID;
+    if (bad_root(t, root))
+        return bad(t, "gather", "root out of range");
+    int am_root = t->rank == root;
+    if (bytes && (!sendbuf || (am_root && !recvbuf) || (!am_root && sendbuf == RCOLL_IN_PLACE)))
+        return bad(t, "gather", "NULL buffer (or in place on a rank that is not the root)");
+    if (am_root && bytes) {
+        char *mine = (char *)recvbuf + (size_t)root * bytes;
+        if (sendbuf != RCOLL_IN_PLACE)
+            copy_block(mine, sendbuf, bytes);
+        sendbuf = mine;
+    }
+    if (t->size == 1 || bytes == 0)
+        return rcoll_team_skip(t);
+    rcoll_args_t a = {0};
+    a.root = root;
+    a.sendbuf = sendbuf;
+    a.recvbuf = am_root ? recvbuf : NULL;
+    a.bytes = bytes;
+    return rcoll_team_run(t, RCOLL_COLL_GATHER, &a);
+}
+
+rcoll_status_t rcoll_scatter(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t bytes, int root)
+{
+    if (!t)
+        return RCOLL_ERR_INVALID;
+    if (bad_root(t, root))
+        return bad(t, "scatter", "root out of range");
+    int am_root = t->rank == root;
+    if (bytes && (!recvbuf || (am_root && !sendbuf) || (!am_root && recvbuf == RCOLL_IN_PLACE)))
+        return bad(t, "scatter", "NULL buffer (or in place on a rank that is not the root)");
+    if (am_root && bytes) {
+        const char *mine = (const char *)sendbuf + (size_t)root * bytes;
+        if (recvbuf != RCOLL_IN_PLACE)
+            copy_block(recvbuf, mine, bytes);
+        recvbuf = (void *)(uintptr_t)mine; /* never written: the root receives nothing */
+    }
+    if (t->size == 1 || bytes == 0)
+        return rcoll_team_skip(t);
+    rcoll_args_t a = {0};
+    a.root = root;
+    a.sendbuf = am_root ? sendbuf : NULL;
+    a.recvbuf = recvbuf;
+    a.bytes = bytes;
+    return rcoll_team_run(t, RCOLL_COLL_SCATTER, &a);
+}
+
+rcoll_status_t rcoll_allgatherv(rcoll_team_t *t, const void *sendbuf, size_t sendbytes, void *recvbuf,
+                                const size_t *counts, const size_t *displs)
+{
+    if (!t)
+        return RCOLL_ERR_INVALID;
+    if (!counts || !displs || !sendbuf)
+        return bad(t, "allgatherv", "NULL counts, displacements or send buffer");
+    size_t mine = counts[t->rank];
+    if (sendbuf != RCOLL_IN_PLACE && sendbytes != mine)
+        return bad(t, "allgatherv", "sendbytes differs from counts[rank]");
+    if (extent_of(counts, displs, t->size) && !recvbuf)
+        return bad(t, "allgatherv", "NULL receive buffer");
+    if (sendbuf != RCOLL_IN_PLACE)
+        copy_block((char *)recvbuf + displs[t->rank], sendbuf, mine);
+    if (t->size == 1)
+        return rcoll_team_skip(t);
+    rcoll_args_t a = {0};
+    a.sendbuf = sendbuf;
+    a.recvbuf = recvbuf;
+    a.bytes = mine;
+    a.rcounts = counts;
+    a.rdispls = displs;
+    return rcoll_team_run(t, RCOLL_COLL_ALLGATHERV, &a);
+}
+
+rcoll_status_t rcoll_alltoallv(rcoll_team_t *t, const void *sendbuf, const size_t *sendcounts,
+                               const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                               const size_t *rdispls)
+{
+    if (!t)
+        return RCOLL_ERR_INVALID;
+    if (!sendbuf || !recvcounts || !rdispls)
+        return bad(t, "alltoallv", "NULL send buffer, receive counts or displacements");
+    size_t rextent = extent_of(recvcounts, rdispls, t->size);
+    if (rextent && !recvbuf)
+        return bad(t, "alltoallv", "NULL receive buffer");
+    if (sendbuf == RCOLL_IN_PLACE) {
+        sendcounts = recvcounts;
+        sdispls = rdispls;
+        if (t->size > 1 && rextent) {
+            void *copy = rcoll_team_tmp(t, RCOLL_TMP_INPLACE, rextent);
+            if (!copy)
+                return rcoll_team_error(t, RCOLL_ERR_NOMEM, "alltoallv: no memory for the in-place copy");
+            memcpy(copy, recvbuf, rextent);
+            sendbuf = copy;
+        }
+    } else if (!sendcounts || !sdispls) {
+        return bad(t, "alltoallv", "NULL send counts or displacements");
+    }
+    if (sendcounts[t->rank] != recvcounts[t->rank])
+        return bad(t, "alltoallv", "this rank sends itself a different count than it receives");
+    if (sendbuf != RCOLL_IN_PLACE)
+        copy_block((char *)recvbuf + rdispls[t->rank], (const char *)sendbuf + sdispls[t->rank],
+                   recvcounts[t->rank]);
+    if (t->size == 1)
+        return rcoll_team_skip(t);
+    rcoll_args_t a = {0};
+    a.sendbuf = sendbuf;
+    a.recvbuf = recvbuf;
+    a.scounts = sendcounts;
+    a.sdispls = sdispls;
+    a.rcounts = recvcounts;
+    a.rdispls = rdispls;
+    return rcoll_team_run(t, RCOLL_COLL_ALLTOALLV, &a);
+}
+
+rcoll_status_t rcoll_gatherv(rcoll_team_t *t, const void *sendbuf, size_t sendbytes, void *recvbuf,
+                             const size_t *counts, const size_t *displs, int root)
+{
+    if (!t)
+        return RCOLL_ERR_INVALID;
+    if (bad_root(t, root))
+        return bad(t, "gatherv", "root out of range");
+    int am_root = t->rank == root;
+    if (am_root && (!counts || !displs))
+        return bad(t, "gatherv", "NULL counts or displacements at the root");
+    if (!sendbuf || (!am_root && sendbuf == RCOLL_IN_PLACE))
+        return bad(t, "gatherv", "NULL send buffer (or in place on a rank that is not the root)");
+    if (am_root && !recvbuf && extent_of(counts, displs, t->size))
+        return bad(t, "gatherv", "NULL receive buffer at the root");
+    if (am_root) {
+        char *mine = (char *)recvbuf + displs[root];
+        if (sendbuf != RCOLL_IN_PLACE) {
+            if (sendbytes != counts[root])
+                return bad(t, "gatherv", "the root's sendbytes differs from counts[root]");
+            copy_block(mine, sendbuf, sendbytes);
+        }
+        sendbuf = mine;
+        sendbytes = counts[root];
+    }
+    if (t->size == 1)
+        return rcoll_team_skip(t);
+    rcoll_args_t a = {0};
+    a.root = root;
+    a.sendbuf = sendbuf;
+    a.recvbuf = am_root ? recvbuf : NULL;
+    a.bytes = sendbytes;
+    a.rcounts = am_root ? counts : NULL;
+    a.rdispls = am_root ? displs : NULL;
+    return rcoll_team_run(t, RCOLL_COLL_GATHERV, &a);
+}
+
+rcoll_status_t rcoll_scatterv(rcoll_team_t *t, const void *sendbuf, const size_t *counts,
+                              const size_t *displs, void *recvbuf, size_t recvbytes, int root)
+{
+    if (!t)
+        return RCOLL_ERR_INVALID;
+    if (bad_root(t, root))
+        return bad(t, "scatterv", "root out of range");
+    int am_root = t->rank == root;
+    if (am_root && (!counts || !displs))
+        return bad(t, "scatterv", "NULL counts or displacements at the root");
+    if (am_root && !sendbuf && extent_of(counts, displs, t->size))
+        return bad(t, "scatterv", "NULL send buffer at the root");
+    if ((recvbytes && !recvbuf) || (!am_root && recvbuf == RCOLL_IN_PLACE))
+        return bad(t, "scatterv", "NULL receive buffer (or in place on a rank that is not the root)");
+    if (am_root) {
+        const char *mine = (const char *)sendbuf + displs[root];
+        if (recvbuf != RCOLL_IN_PLACE) {
+            if (recvbytes != counts[root])
+                return bad(t, "scatterv", "the root's recvbytes differs from counts[root]");
+            copy_block(recvbuf, mine, recvbytes);
+        }
+        recvbuf = (void *)(uintptr_t)mine; /* never written: the root receives nothing */
+        recvbytes = counts[root];
+    }
+    if (t->size == 1)
+        return rcoll_team_skip(t);
+    rcoll_args_t a = {0};
+    a.root = root;
+    a.sendbuf = am_root ? sendbuf : NULL;
+    a.recvbuf = recvbuf;
+    a.bytes = recvbytes;
+    a.scounts = am_root ? counts : NULL;
+    a.sdispls = am_root ? displs : NULL;
+    return rcoll_team_run(t, RCOLL_COLL_SCATTERV, &a);
+}

@@ -124,13 +124,14 @@ static size_t vcount(const call_t *c, int src, int dst)
 
 #define GAP 3 /* bytes left between v-blocks: must stay untouched */
 
-/* Displacements laid out in reverse rank order with gaps; returns the extent. */
-static size_t layout_reverse(const size_t *counts, size_t *displs, int size)
+/* Displacements laid out in reverse rank order with gaps that depend on the local rank `salt`
+ * (as in MPI, every rank describes its own receive buffer); returns the extent. */
+static size_t layout_reverse(const size_t *counts, size_t *displs, int size, int salt)
 {
     size_t at = GAP;
     for (int r = size - 1; r >= 0; r--) {
         displs[r] = at;
-        at += counts[r] + GAP;
+        at += counts[r] + GAP + (size_t)((salt + r) % 3) * 5;
     }
     return at;
 }
@@ -227,7 +228,7 @@ static int allgatherv_call(const call_t *c, unsigned char *sbuf, unsigned char *
     size_t counts[64], displs[64];
     for (int r = 0; r < c->size; r++)
         counts[r] = vcount(c, r, 0);
-    memset(rbuf, 0xEE, layout_reverse(counts, displs, c->size));
+    memset(rbuf, 0xEE, layout_reverse(counts, displs, c->size, c->rank));
     size_t mine = counts[c->rank];
     fill(c->inplace ? rbuf + displs[c->rank] : sbuf, mine, c->rank, 0, c->call);
     maybe_stall(c->rank, c->call);
@@ -249,7 +250,7 @@ static int alltoallv_call(const call_t *c, unsigned char *sbuf, unsigned char *r
         sd[j] = at; /* send side: forward order, packed */
         at += sc[j];
     }
-    memset(rbuf, 0xEE, layout_reverse(rc, rd, c->size));
+    memset(rbuf, 0xEE, layout_reverse(rc, rd, c->size, c->rank));
     for (int j = 0; j < c->size; j++)
         fill(c->inplace ? rbuf + rd[j] : sbuf + sd[j], c->inplace ? rc[j] : sc[j], c->rank, j, c->call);
     maybe_stall(c->rank, c->call);
@@ -269,7 +270,7 @@ static int gatherv_call(const call_t *c, unsigned char *sbuf, unsigned char *rbu
     int am_root = c->rank == c->root, inplace = c->inplace && am_root;
     for (int r = 0; r < c->size; r++)
         counts[r] = vcount(c, r, 0);
-    size_t extent = layout_reverse(counts, displs, c->size), mine = counts[c->rank];
+    size_t extent = layout_reverse(counts, displs, c->size, c->rank), mine = counts[c->rank];
     if (am_root)
         memset(rbuf, 0xEE, extent);
     fill(inplace ? rbuf + displs[c->rank] : sbuf, mine, c->rank, 0, c->call);
@@ -291,7 +292,7 @@ static int scatterv_call(const call_t *c, unsigned char *sbuf, unsigned char *rb
     int am_root = c->rank == c->root, inplace = c->inplace && am_root;
     for (int j = 0; j < c->size; j++)
         counts[j] = vcount(c, c->root, j);
-    layout_reverse(counts, displs, c->size);
+    layout_reverse(counts, displs, c->size, c->rank);
     for (int j = 0; am_root && j < c->size; j++)
         fill(sbuf + displs[j], counts[j], c->root, j, c->call);
     size_t mine = counts[c->rank];
@@ -337,7 +338,7 @@ static int has_in_place(rcoll_coll_t coll)
 /* Buffers big enough for any of the collectives at this size (v-counts reach 1.5 x bytes). */
 static size_t buffer_bytes(int size, size_t bytes)
 {
-    return (size_t)size * (bytes + bytes / 2 + GAP + 1) + GAP + 64;
+    return (size_t)size * (bytes + bytes / 2 + GAP + 11) + GAP + 64;
 }
 
 #define MAX_TOTAL_BYTES (24u << 20) /* per buffer: bigger sizes x teams are skipped (memory) */

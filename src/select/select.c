@@ -58,16 +58,47 @@ static const rule_t rules[] = {
      "large blocks, small team: one single-copy write per peer, all in flight"},
     {RCOLL_COLL_ALLGATHER, ANY_BYTES, ANY_SIZE, -1, &rcoll_allgather_ring,
      "large blocks, larger team: neighbour writes, bandwidth-bound"},
-    {RCOLL_COLL_ALLTOALL, 256, ANY_SIZE, 0, &rcoll_alltoall_bruck,
-     "placeholder rule, tuned once the algorithms are measured"},
+    {RCOLL_COLL_ALLTOALL, ANY_BYTES, 64, 1, &rcoll_alltoall_direct,
+     "ranks share cores: one sweep, every block written once as soon as its receiver can take "
+     "it; step algorithms would wait for a given peer to have run since each step (measured "
+     "np=4..16 on 2 cores: direct fastest at every size)"},
+    {RCOLL_COLL_ALLTOALL, 256, 7, -1, &rcoll_alltoall_direct,
+     "tiny blocks, small team: N-1 writes cost little more than log2 N steps"},
+    {RCOLL_COLL_ALLTOALL, 256, ANY_SIZE, -1, &rcoll_alltoall_bruck,
+     "tiny blocks, larger team: ceil(log2 N) messages per rank instead of N-1 (Bruck index)"},
     {RCOLL_COLL_ALLTOALL, ANY_BYTES, ANY_SIZE, -1, &rcoll_alltoall_direct,
-     "placeholder rule, tuned once the algorithms are measured"},
-    {RCOLL_COLL_BCAST, ANY_BYTES, ANY_SIZE, -1, &rcoll_bcast_direct_read,
-     "placeholder rule, tuned once the algorithms are measured"},
+     "each block moved once, no staging or forwarding; all writes in flight (RCOLL_ALLTOALL_KPORT "
+     "bounds them)"},
+    {RCOLL_COLL_BCAST, 1024 * 1024, 64, 1, &rcoll_bcast_direct_read,
+     "ranks share cores: the root publishes once, each reader needs only the root to have run "
+     "(a tree or ring pays a context switch per dependency: ~2x native at 8-512 KB on 2 cores)"},
+    {RCOLL_COLL_BCAST, ANY_BYTES, ANY_SIZE, 1, &rcoll_bcast_scatter_allgather,
+     "ranks share cores, beyond the outbox: pieces scattered, then a ring spreads the copying"},
+    {RCOLL_COLL_BCAST, 1024 * 1024, 8, -1, &rcoll_bcast_direct_read,
+     "small team: one copy into the outbox (non-temporal stores), every reader copies out in "
+     "parallel (np=2: 0.4-0.7x native up to 1 MB)"},
+    {RCOLL_COLL_BCAST, 16 * 1024, ANY_SIZE, -1, &rcoll_bcast_knomial,
+     "small messages, larger team: log_k P steps, readers do not all contend for one outbox"},
+    {RCOLL_COLL_BCAST, ANY_BYTES, 3, -1, &rcoll_bcast_knomial,
+     "large messages, up to 3 ranks: one single-copy write per child"},
+    {RCOLL_COLL_BCAST, ANY_BYTES, ANY_SIZE, -1, &rcoll_bcast_scatter_allgather,
+     "large messages, larger team: scatter then ring allgather, the copying spread over all ranks"},
+    {RCOLL_COLL_GATHER, ANY_BYTES, 64, -1, &rcoll_gather_direct,
+     "one node-sized team: every rank writes straight to the root, which collects in arrival "
+     "order (binomial lost at every size at np=8 on 2 cores; at P=4, k=2 they are the same)"},
+    {RCOLL_COLL_GATHER, 256, ANY_SIZE, -1, &rcoll_gather_binomial,
+     "tiny blocks, large team: ceil(log_{k+1} P) steps of k-port binomial tree instead of P-1 "
+     "messages into one root"},
     {RCOLL_COLL_GATHER, ANY_BYTES, ANY_SIZE, -1, &rcoll_gather_direct,
-     "placeholder rule, tuned once the algorithms are measured"},
+     "larger blocks: each block moved once, no forwarding through the tree"},
+    {RCOLL_COLL_SCATTER, ANY_BYTES, 64, -1, &rcoll_scatter_direct,
+     "one node-sized team: the root writes every block once, arrived ranks first (binomial lost "
+     "at every size at np=8 on 2 cores)"},
+    {RCOLL_COLL_SCATTER, 256, ANY_SIZE, -1, &rcoll_scatter_binomial,
+     "tiny blocks, large team: ceil(log_{k+1} P) k-port binomial steps instead of P-1 writes "
+     "from one root"},
     {RCOLL_COLL_SCATTER, ANY_BYTES, ANY_SIZE, -1, &rcoll_scatter_direct,
-     "placeholder rule, tuned once the algorithms are measured"},
+     "larger blocks: each block moved once, no forwarding through the tree"},
     {RCOLL_COLL_ALLGATHERV, ANY_BYTES, ANY_SIZE, -1, &rcoll_allgatherv_direct,
      "v-form (counts differ by rank, so only the team size can decide): one step, every block "
      "written once, arrival order"},

@@ -33,6 +33,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <sched.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core/team.h"
 
@@ -103,6 +106,38 @@ static unsigned char *inbox_of(shm_tl_t *s, int rank, uint64_t seq)
 static unsigned char *outbox_of(shm_tl_t *s, int rank, uint64_t seq)
 {
     return inbox_of(s, rank, seq) + 2 * s->base.inbox_bytes;
+}
+
+/* Copy into a peer-visible slot. From 4 KB on with non-temporal stores where the CPU has them:
+ * a peer read these lines in the last call, and taking each back (read for ownership) made the
+ * writer's copy of 64 KB take 28 us instead of 3.3 us on the 2-core test machine (the reader's
+ * copy-out is unchanged). glibc's memcpy switches to such stores by itself only near 1 MB. The
+ * sfence orders them before the signal that follows. */
+static void copy_out(void *dst, const void *src, size_t len)
+{
+#if defined(__SSE2__)
+    if (len >= 4096) {
+        unsigned char *d = dst;
+        const unsigned char *s = src;
+        size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+        memcpy(d, s, head);
+        d += head, s += head, len -= head;
+        for (size_t n = len / 64; n > 0; n--, d += 64, s += 64) {
+            __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
+            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
+            __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
+            __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
+            _mm_stream_si128((__m128i *)(void *)d, a);
+            _mm_stream_si128((__m128i *)(void *)(d + 16), b);
+            _mm_stream_si128((__m128i *)(void *)(d + 32), c);
+            _mm_stream_si128((__m128i *)(void *)(d + 48), e);
+        }
+        _mm_sfence();
+        memcpy(d, s, len % 64);
+        return;
+    }
+#endif
+    memcpy(dst, src, len);
 }
 
 /* ---- waiting ---- */
@@ -271,8 +306,14 @@ static rcoll_status_t shm_pause(rcoll_tl_t *tl, rcoll_waiter_t *w, const rcoll_e
 static void shm_enter(rcoll_tl_t *tl, uint64_t seq, void *user_addr)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
-    rcoll_line_t *adv = &head_of(s, s->team->rank)->arrival[seq & 1];
+    area_head_t *me = head_of(s, s->team->rank);
+    rcoll_line_t *adv = &me->arrival[seq & 1];
     set_not_waiting(s);
+    if (s->team->wait.crowded) { /* core-mates must know where a rank that never waits runs */
+        int cpu = sched_getcpu() + 1;
+        if (atomic_load_explicit(&me->where.cpu, memory_order_relaxed) != cpu)
+            atomic_store_explicit(&me->where.cpu, cpu, memory_order_relaxed);
+    }
     uint64_t addr = (uint64_t)(uintptr_t)user_addr;
     memcpy(adv->payload, &addr, sizeof addr);
     rcoll_line_post(adv, seq);
@@ -309,7 +350,7 @@ static rcoll_status_t shm_put(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned s
     if (st != RCOLL_OK)
         return st;
     if (len)
-        memcpy(inbox_of(s, peer, seq) + inbox_offset, src, len);
+        copy_out(inbox_of(s, peer, seq) + inbox_offset, src, len);
     if (step != RCOLL_NO_SIGNAL)
         rcoll_line_post(signal_line(s, peer, s->team->rank, seq), RCOLL_SIGNAL(seq, step));
     return RCOLL_OK;
@@ -420,7 +461,7 @@ static rcoll_status_t shm_publish(rcoll_tl_t *tl, uint64_t seq, const void *src,
     if (len <= RCOLL_INLINE_MAX)
         memcpy(line->payload, src, len);
     else
-        memcpy(outbox_of(s, s->team->rank, seq), src, len);
+        copy_out(outbox_of(s, s->team->rank, seq), src, len);
     line->len = (uint32_t)len;
     rcoll_line_post(line, seq);
     return RCOLL_OK;

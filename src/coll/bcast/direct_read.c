@@ -1,0 +1,36 @@
+/* Bcast Direct-read: the root publishes the message once, every rank reads it.
+ * Paper: seed 001 (Qian), chapter 6's shared-memory collectives (a shared buffer written once
+ * and read by all, with arrival notification for free) and the Direct algorithm of 3.4.1
+ * (one step, no forwarding), here with the root's writes replaced by the readers' copies.
+ * Steps: one. The root copies the message into its outbox in shared memory (<= 48 bytes: into
+ * its published cache line itself) and raises one word; each other rank waits for that word
+ * and copies the message out, in whatever order the ranks run -- no rank waits for another
+ * reader, and the root leaves as soon as it has published (it need not wait for anyone's
+ * arrival). On an RDMA transport the same is a read of the root's registered outbox.
+ * Messages larger than the outbox (RCOLL_INBOX_BYTES, 1 MB) cannot be published in one piece
+ * (one publication per rank per collective): they go to scatter_allgather, the large-message
+ * algorithm, which the selection would choose there anyway.
+ * Bytes on the wire per rank: the root writes m once (into its own outbox), every other rank
+ * reads m. Copies: P in all, each rank does its own.
+ * When it wins: small and medium messages on one node, most of all when ranks outnumber cores
+ * (a reader needs only the root to have run since, never a parent or a neighbour; each
+ * dependency between ranks sharing a core is a context switch). */
+#include "coll/coll.h"
+
+static rcoll_status_t bcast_direct_read(rcoll_args_t *a)
+{
+    if (a->bytes > a->tl->inbox_bytes)
+        return rcoll_bcast_scatter_allgather.run(a);
+    if (a->rank == a->root)
+        return a->tl->ops->publish(a->tl, a->seq, a->recvbuf, a->bytes);
+    rcoll_event_t ev = rcoll_ev_published(a->root, a->seq);
+    rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
+    if (st == RCOLL_OK)
+        a->tl->ops->get(a->tl, a->root, a->seq, a->recvbuf, a->bytes, 0);
+    return st;
+}
+
+const rcoll_algo_t rcoll_bcast_direct_read = {
+    "direct_read", RCOLL_COLL_BCAST,
+    "seed 001 ch. 6: the root publishes once in shared memory, every rank reads it",
+    bcast_direct_read, NULL};

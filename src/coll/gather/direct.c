@@ -1,0 +1,64 @@
+/* Gather Direct: every rank writes its block straight to the root, the root takes them in the
+ * order they come.
+ * Paper: seed 001 (Qian), 3.4.2 with the Direct algorithm of 3.4.1 reversed (the sequential
+ * tree extended to k ports; on shared memory all P-1 writes are in flight at once, so k does
+ * not limit it), and the arrival-aware root of chapter 6: it never waits on one late rank while
+ * another's block is ready to be copied out.
+ * Steps: one. Rank r != root writes its m bytes to the root: inline in the signal's cache line
+ * (m <= 48), into the root's inbox at r*m (m below the zero-copy threshold and (r+1)*m within
+ * the inbox; the root copies it out), or single copy into the root's receive buffer at r*m
+ * (put_user, once the root has arrived). The root sweeps the P-1 signals and copies out each
+ * block as its signal shows up.
+ * Bytes on the wire per rank: m (the root receives (P-1)*m), in one message; no forwarding.
+ * When it wins: on one node at every size measured -- every block crosses once, the root's
+ * copies-out overlap the late senders, and there is no tree step to wait for (with more ranks
+ * than cores a tree step is a context switch). rcoll-bench against Open MPI: 0.5-0.85x for
+ * 1 B-2 KB and 0.16x at 4 KB with 2 ranks; 0.07-0.2x with 8 ranks on 2 cores. */
+#include "coll/gather/xfer.h"
+
+#include <string.h>
+
+static gs_proto_t proto_of(const rcoll_args_t *a, int r)
+{
+    return gs_proto(a, a->bytes, ((size_t)r + 1) * a->bytes);
+}
+
+/* Root: take rank r's block if its signal is there. */
+static int collect(rcoll_args_t *a, void *ctx, int r)
+{
+    (void)ctx;
+    rcoll_event_t ev = rcoll_ev_signal(r, a->seq, 0);
+    if (!a->tl->ops->test(a->tl, &ev))
+        return 0;
+    gs_proto_t proto = proto_of(a, r);
+    size_t off = (size_t)r * a->bytes;
+    if (proto != GS_ZCOPY)
+        memcpy((char *)a->recvbuf + off, gs_msg_data(a, r, proto, off, NULL), a->bytes);
+    return 1;
+}
+
+static rcoll_event_t signal_of(rcoll_args_t *a, void *ctx, int r)
+{
+    (void)ctx;
+    return rcoll_ev_signal(r, a->seq, 0);
+}
+
+static rcoll_status_t gather_direct(rcoll_args_t *a)
+{
+    if (a->rank != a->root) {
+        gs_proto_t proto = proto_of(a, a->rank);
+        gs_msg_t msg;
+        gs_msg_begin(&msg, a, a->root, proto);
+        size_t remote = proto == GS_INLINE ? 0 : (size_t)a->rank * a->bytes;
+        return gs_msg_part(&msg, a->sendbuf, a->bytes, remote, 0);
+    }
+    int *pending = a->team->scratch, count = 0;
+    for (int i = 1; i < a->size; i++)
+        pending[count++] = (a->root + i) % a->size;
+    return gs_sweep(a, pending, count, collect, signal_of, NULL);
+}
+
+const rcoll_algo_t rcoll_gather_direct = {
+    "direct", RCOLL_COLL_GATHER,
+    "seed 001 3.4.2: every rank writes its block to the root, which takes them in arrival order",
+    gather_direct, NULL};

@@ -1,0 +1,54 @@
+/* Moving one message of a rooted collective (gather, scatter and their v-forms, allgatherv):
+ * the protocol choice both sides make alike, a message sent in parts, where a received message
+ * sits, and the arrival-order sweep over pending peers.
+ *
+ * Protocol of a message of `bytes` (decided on both sides from values both know):
+ *   inline  <= RCOLL_INLINE_MAX bytes: in the signal's own cache line;
+ *   copy    below the transport's zero-copy threshold (up to 64 KB when ranks outnumber the cores
+ *           of a one-node team: see xfer.c), when the message ends at or before the receiver's
+ *           inbox capacity (`inbox_end`: its offset in the inbox + bytes);
+ *   zcopy   otherwise: single copy into the buffer the receiver advertised (put_user). */
+#ifndef RCOLL_COLL_GATHER_XFER_H
+#define RCOLL_COLL_GATHER_XFER_H
+
+#include <stdbool.h>
+#include "coll/coll.h"
+
+typedef enum { GS_INLINE, GS_COPY, GS_ZCOPY } gs_proto_t;
+
+gs_proto_t gs_proto(const rcoll_args_t *a, size_t bytes, size_t inbox_end);
+
+/* One message to one peer, sent in parts. `remote` of a part: its offset in the receiver's
+ * inbox (copy), in its advertised buffer (zcopy), or in the message (inline). The part sent with
+ * a real step (not RCOLL_NO_SIGNAL) is the last: it raises the receiver's signal. */
+typedef struct {
+    rcoll_args_t *a;
+    int peer;
+    gs_proto_t proto;
+    size_t line_len;
+    unsigned char line[RCOLL_INLINE_MAX];
+} gs_msg_t;
+
+void gs_msg_begin(gs_msg_t *m, rcoll_args_t *a, int peer, gs_proto_t proto);
+rcoll_status_t gs_msg_part(gs_msg_t *m, const void *src, size_t len, size_t remote, unsigned step);
+
+/* Where a message from `source` sits once its signal was seen: the inline line, the inbox at
+ * `inbox_off`, or `zbuf` (where put_user wrote it). */
+const unsigned char *gs_msg_data(rcoll_args_t *a, int source, gs_proto_t proto, size_t inbox_off,
+                                 const void *zbuf);
+
+/* Arrival-order sweep. `step(a, ctx, item)` tries one pending item: > 0 done, 0 not ready
+ * (a signal not seen yet, a zero-copy receiver not arrived yet), < 0 a status. Passes over the
+ * pending items until all are done, with a pause on `event(a, ctx, first pending item)` after
+ * a pass that did nothing. Items keep their order (the preferred one first). Sends that need
+ * no arrival (inline, copy) are always ready: flow control lets them wait only for a receiver
+ * still two collectives behind. */
+typedef int (*gs_step_fn)(rcoll_args_t *a, void *ctx, int item);
+typedef rcoll_event_t (*gs_event_fn)(rcoll_args_t *a, void *ctx, int item);
+rcoll_status_t gs_sweep(rcoll_args_t *a, int *items, int count, gs_step_fn step, gs_event_fn event,
+                        void *ctx);
+
+/* Has `peer` entered this collective? (Its inbox is then free and its buffer advertised.) */
+bool gs_arrived(rcoll_args_t *a, int peer);
+
+#endif

@@ -1,13 +1,16 @@
-/* librcoll-mpi: the MPI drop-in. Defines MPI_Barrier and MPI_Allgather (plus MPI_Init,
- * MPI_Init_thread and MPI_Finalize) through the PMPI profiling interface, so that an unchanged
- * MPI program runs its barriers and allgathers on rcoll when this library is LD_PRELOADed (or
- * linked before libmpi). Everything else, and everything below, goes to the PMPI_ function.
+/* librcoll-mpi: the MPI drop-in. Defines, through the PMPI profiling interface, MPI_Barrier,
+ * MPI_Allgather (this file), MPI_Alltoall, MPI_Bcast, MPI_Gather, MPI_Scatter, MPI_Allgatherv,
+ * MPI_Alltoallv, MPI_Gatherv and MPI_Scatterv (rcoll_mpi_colls.c), plus MPI_Init,
+ * MPI_Init_thread and MPI_Finalize, so that an unchanged MPI program runs these collectives on
+ * rcoll when this library is LD_PRELOADed (or linked before libmpi). Everything else
+ * (non-blocking and persistent collectives, the MPI-4 large-count _c forms, reductions, ...) and
+ * everything below goes to the PMPI_ function.
  *
  * - One rcoll context per process (created on the first team), one team per communicator,
- *   created lazily on the communicator's first MPI_Barrier/MPI_Allgather (bootstrap: PMPI_Allgather
- *   on that communicator) and cached in a communicator attribute. The attribute is not copied by
- *   MPI_Comm_dup; its delete callback destroys the team at MPI_Comm_free, and MPI_Finalize
- *   destroys the remaining teams and the context before PMPI_Finalize.
+ *   created lazily on the communicator's first collective of those above (bootstrap:
+ *   PMPI_Allgather on that communicator) and cached in a communicator attribute. The attribute
+ *   is not copied by MPI_Comm_dup; its delete callback destroys the team at MPI_Comm_free, and
+ *   MPI_Finalize destroys the remaining teams and the context before PMPI_Finalize.
  * - Before a team is created the ranks agree (PMPI_Allreduce) that each has an rcoll context; a
  *   team creation that fails (agreed on every rank either way) caches a "use PMPI" marker
  *   instead, so the communicator never retries.
@@ -16,15 +19,23 @@
  *   collectives from several threads would otherwise share one rcoll context, which is used by
  *   one thread at a time. Both switches are agreed over MPI_COMM_WORLD at MPI_Init (when MPI_Init
  *   is not seen, e.g. MPI initialised before this library was loaded, each rank decides alone).
- *   Communicators of one rank use rcoll like any other.
- * - The path never depends on one rank's datatype layout: MPI_Allgather moves
- *   recvcount * size(recvtype) bytes per rank (equal on every rank by MPI's type-signature
- *   rule). A layout that is not plain bytes in type-map order (derived types other than
- *   contiguous/dup of a padding-free predefined type) is packed with PMPI_Pack into a contiguous
- *   temporary and unpacked with PMPI_Unpack afterwards; the same for the send side. Zero bytes
- *   per rank return MPI_SUCCESS at once on every rank.
+ *   A rooted collective with an invalid root goes to PMPI_ too (which reports it). Communicators
+ *   of one rank use rcoll like any other.
+ * - rcoll or PMPI_ is decided from what every rank knows alike (the communicator's team, the
+ *   collective, the root), never from one rank's counts, displacements or datatype layout,
+ *   which the others cannot see. Data is handed to rcoll in bytes: count * size(type) per
+ *   block (equal where MPI's type-signature rule makes it so), displacements * extent for the
+ *   v-forms. A layout that is not plain bytes in type-map order (derived types other than
+ *   contiguous/dup of a padding-free predefined type; for a v-form side also a negative
+ *   displacement) is packed with PMPI_Pack into a contiguous temporary and unpacked with
+ *   PMPI_Unpack afterwards, on either side. MPI_IN_PLACE maps to RCOLL_IN_PLACE, and arguments
+ *   MPI calls insignificant on a rank (e.g. recvtype at a gather's non-roots) are never read.
+ *   MPI_Allgather with zero bytes per rank returns MPI_SUCCESS at once on every rank; the other
+ *   collectives pass zero sizes to rcoll, which skips what is empty everywhere.
  * - An rcoll error prints "rcoll: <detail>" on stderr and raises MPI_ERR_OTHER through the
- *   communicator's error handler.
+ *   communicator's error handler; a local problem (bad count or type, send and receive sizes
+ *   that differ, no memory, PMPI_Pack failing) prints "rcoll: MPI_<Coll>: <what>" and raises
+ *   the matching MPI error code the same way.
  * Packing assumes a homogeneous machine (MPI's internal pack format is the raw bytes); one
  * element of a non-plain datatype must be below 2 GiB.
  */
@@ -34,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi/rcoll_mpi_internal.h"
 #include "rcoll/rcoll.h"
 #include "rcoll/rcoll_mpi.h"
 
@@ -168,8 +180,8 @@ static rcoll_team_t *create_team(MPI_Comm comm)
         if (!g.warned && rank == 0) {
             g.warned = 1;
             fprintf(stderr,
-                    "rcoll: no team for a communicator of %d ranks (%s%s): its MPI_Barrier and "
-                    "MPI_Allgather use the MPI library\n",
+                    "rcoll: no team for a communicator of %d ranks (%s%s): its collectives use "
+                    "the MPI library\n",
                     size, any_fail ? "a rank has no rcoll context: " : "", rcoll_strerror(st));
         }
         set_attr_or_abort(comm, PMPI_MARKER);
@@ -186,7 +198,7 @@ static rcoll_team_t *create_team(MPI_Comm comm)
 }
 
 /* The team that runs this communicator's collectives, or NULL for PMPI. */
-static rcoll_team_t *team_for(MPI_Comm comm)
+rcoll_team_t *rmpi_team_for(MPI_Comm comm)
 {
     if (g.state != STATE_ON) {
         if (g.state != STATE_UNSET)
@@ -211,7 +223,7 @@ static rcoll_team_t *team_for(MPI_Comm comm)
     return create_team(comm);
 }
 
-static int rcoll_failed(rcoll_team_t *team, rcoll_status_t st, MPI_Comm comm)
+int rmpi_rcoll_failed(rcoll_team_t *team, rcoll_status_t st, MPI_Comm comm)
 {
     const char *detail = rcoll_team_last_error(team);
     if (detail == NULL || detail[0] == '\0')
@@ -221,9 +233,9 @@ static int rcoll_failed(rcoll_team_t *team, rcoll_status_t st, MPI_Comm comm)
     return MPI_ERR_OTHER;
 }
 
-static int local_failed(MPI_Comm comm, int code, const char *what)
+int rmpi_local_failed(MPI_Comm comm, int code, const char *coll, const char *what)
 {
-    fprintf(stderr, "rcoll: MPI_Allgather: %s\n", what);
+    fprintf(stderr, "rcoll: %s: %s\n", coll, what);
     PMPI_Comm_call_errhandler(comm, code);
     return code;
 }
@@ -260,11 +272,6 @@ static int layout_is_plain(MPI_Datatype type, int depth)
     return plain;
 }
 
-static void *addr_add(const void *base, MPI_Aint off)
-{
-    return (void *)((uintptr_t)base + (uintptr_t)off);
-}
-
 /* Packs `count` elements of `type` at `in` into `out` (count * tsize bytes), in pieces that
  * fit MPI's int sizes. */
 static int pack_elems(const void *in, size_t count, MPI_Datatype type, MPI_Count tsize,
@@ -278,7 +285,7 @@ static int pack_elems(const void *in, size_t count, MPI_Datatype type, MPI_Count
     for (size_t done = 0; done < count;) {
         size_t n = count - done < per ? count - done : per;
         int pos = 0;
-        int rc = PMPI_Pack(addr_add(in, (MPI_Aint)done * extent), (int)n, type,
+        int rc = PMPI_Pack(rmpi_addr_add(in, (MPI_Aint)done * extent), (int)n, type,
                            out + done * (size_t)tsize, (int)(n * (size_t)tsize), &pos, comm);
         if (rc != MPI_SUCCESS)
             return rc;
@@ -301,7 +308,7 @@ static int unpack_elems(const char *in, size_t count, MPI_Datatype type, MPI_Cou
         size_t n = count - done < per ? count - done : per;
         int pos = 0;
         int rc = PMPI_Unpack(in + done * (size_t)tsize, (int)(n * (size_t)tsize), &pos,
-                             addr_add(out, (MPI_Aint)done * extent), (int)n, type, comm);
+                             rmpi_addr_add(out, (MPI_Aint)done * extent), (int)n, type, comm);
         if (rc != MPI_SUCCESS)
             return rc;
         if ((size_t)pos != n * (size_t)tsize)
@@ -309,6 +316,42 @@ static int unpack_elems(const char *in, size_t count, MPI_Datatype type, MPI_Cou
         done += n;
     }
     return MPI_SUCCESS;
+}
+
+int rmpi_dtype(MPI_Datatype type, rmpi_dtype_t *d)
+{
+    MPI_Aint lb = 0;
+    d->type = type;
+    if (PMPI_Type_size_x(type, &d->size) != MPI_SUCCESS || d->size < 0 ||
+        PMPI_Type_get_extent(type, &lb, &d->extent) != MPI_SUCCESS)
+        return MPI_ERR_TYPE;
+    d->plain = layout_is_plain(type, 0);
+    return MPI_SUCCESS;
+}
+
+int rmpi_bytes(int count, const rmpi_dtype_t *d, size_t *bytes)
+{
+    if (count < 0)
+        return MPI_ERR_COUNT;
+    if (count > 0 && (unsigned long long)d->size > SIZE_MAX / (size_t)count)
+        return MPI_ERR_COUNT;
+    *bytes = (size_t)count * (size_t)d->size;
+    return MPI_SUCCESS;
+}
+
+int rmpi_pack(const void *in, size_t count, const rmpi_dtype_t *d, char *out, MPI_Comm comm)
+{
+    return pack_elems(in, count, d->type, d->size, d->extent, out, comm);
+}
+
+int rmpi_unpack(const char *in, size_t count, const rmpi_dtype_t *d, void *out, MPI_Comm comm)
+{
+    return unpack_elems(in, count, d->type, d->size, d->extent, out, comm);
+}
+
+static int ag_failed(MPI_Comm comm, int code, const char *what)
+{
+    return rmpi_local_failed(comm, code, "MPI_Allgather", what);
 }
 
 int MPI_Init(int *argc, char ***argv)
@@ -351,24 +394,24 @@ int MPI_Finalize(void)
 
 int MPI_Barrier(MPI_Comm comm)
 {
-    rcoll_team_t *team = team_for(comm);
+    rcoll_team_t *team = rmpi_team_for(comm);
     if (team == NULL)
         return PMPI_Barrier(comm);
     rcoll_status_t st = rcoll_barrier(team);
-    return st == RCOLL_OK ? MPI_SUCCESS : rcoll_failed(team, st, comm);
+    return st == RCOLL_OK ? MPI_SUCCESS : rmpi_rcoll_failed(team, st, comm);
 }
 
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    rcoll_team_t *team = team_for(comm);
+    rcoll_team_t *team = rmpi_team_for(comm);
     MPI_Count rsize = 0;
     if (team == NULL || recvcount < 0 || PMPI_Type_size_x(recvtype, &rsize) != MPI_SUCCESS ||
         rsize < 0)
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     /* Bytes per rank: the same on every rank (type signatures match). */
     if (recvcount > 0 && (unsigned long long)rsize > SIZE_MAX / (size_t)recvcount)
-        return local_failed(comm, MPI_ERR_COUNT, "message too large");
+        return ag_failed(comm, MPI_ERR_COUNT, "message too large");
     size_t bytes = (size_t)recvcount * (size_t)rsize;
     if (bytes == 0)
         return MPI_SUCCESS;
@@ -379,14 +422,14 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     MPI_Count ssize = 0;
     if (!in_place) {
         if (sendcount < 0 || PMPI_Type_size_x(sendtype, &ssize) != MPI_SUCCESS || ssize < 0)
-            return local_failed(comm, MPI_ERR_TYPE, "invalid send count or type");
+            return ag_failed(comm, MPI_ERR_TYPE, "invalid send count or type");
         if ((unsigned long long)ssize * (unsigned long long)sendcount != bytes) {
             /* Erroneous program (type signatures differ): where possible still take part so
              * that the other ranks complete, then report. */
             if (layout_is_plain(recvtype, 0))
                 rcoll_allgather(team, RCOLL_IN_PLACE, recvbuf, bytes);
-            return local_failed(comm, MPI_ERR_TRUNCATE,
-                                "send and receive sizes differ (type signature mismatch)");
+            return ag_failed(comm, MPI_ERR_TRUNCATE,
+                             "send and receive sizes differ (type signature mismatch)");
         }
     }
     MPI_Aint rlb = 0, rextent = 0;
@@ -404,24 +447,25 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
             int rc = pack_elems(sendbuf, (size_t)sendcount, sendtype, ssize, sextent,
                                 (char *)recvbuf + (size_t)rank * bytes, comm);
             if (rc != MPI_SUCCESS)
-                return local_failed(comm, rc, "PMPI_Pack of the send data failed");
+                return ag_failed(comm, rc, "PMPI_Pack of the send data failed");
             src = RCOLL_IN_PLACE;
         }
         rcoll_status_t st = rcoll_allgather(team, src, recvbuf, bytes);
-        return st == RCOLL_OK ? MPI_SUCCESS : rcoll_failed(team, st, comm);
+        return st == RCOLL_OK ? MPI_SUCCESS : rmpi_rcoll_failed(team, st, comm);
     }
 
     /* Non-plain receive layout: gather into a contiguous temporary, then unpack. */
     if (nranks != 0 && bytes > SIZE_MAX / nranks)
-        return local_failed(comm, MPI_ERR_COUNT, "message too large");
+        return ag_failed(comm, MPI_ERR_COUNT, "message too large");
     char *tmp = malloc(bytes * nranks);
     if (tmp == NULL)
-        return local_failed(comm, MPI_ERR_NO_MEM, "out of memory for the packing buffer");
+        return ag_failed(comm, MPI_ERR_NO_MEM, "out of memory for the packing buffer");
     MPI_Aint block_stride = (MPI_Aint)recvcount * rextent;
     int rc;
     if (in_place) {
-        rc = pack_elems(addr_add(recvbuf, (MPI_Aint)rank * block_stride), (size_t)recvcount,
-                        recvtype, rsize, rextent, tmp + (size_t)rank * bytes, comm);
+        rc = pack_elems(rmpi_addr_add(recvbuf, (MPI_Aint)rank * block_stride),
+                        (size_t)recvcount, recvtype, rsize, rextent, tmp + (size_t)rank * bytes,
+                        comm);
     } else if (send_plain) {
         memcpy(tmp + (size_t)rank * bytes, sendbuf, bytes);
         rc = MPI_SUCCESS;
@@ -433,21 +477,21 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     }
     if (rc != MPI_SUCCESS) {
         free(tmp);
-        return local_failed(comm, rc, "PMPI_Pack of the send data failed");
+        return ag_failed(comm, rc, "PMPI_Pack of the send data failed");
     }
     rcoll_status_t st = rcoll_allgather(team, RCOLL_IN_PLACE, tmp, bytes);
     if (st != RCOLL_OK) {
         free(tmp);
-        return rcoll_failed(team, st, comm);
+        return rmpi_rcoll_failed(team, st, comm);
     }
     for (size_t i = 0; i < nranks && rc == MPI_SUCCESS; i++) {
         if (in_place && i == (size_t)rank)
             continue;
         rc = unpack_elems(tmp + i * bytes, (size_t)recvcount, recvtype, rsize, rextent,
-                          addr_add(recvbuf, (MPI_Aint)i * block_stride), comm);
+                          rmpi_addr_add(recvbuf, (MPI_Aint)i * block_stride), comm);
     }
     free(tmp);
     if (rc != MPI_SUCCESS)
-        return local_failed(comm, rc, "PMPI_Unpack of the received data failed");
+        return ag_failed(comm, rc, "PMPI_Unpack of the received data failed");
     return MPI_SUCCESS;
 }

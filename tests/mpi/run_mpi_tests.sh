@@ -27,7 +27,8 @@ MPICH_RUN=(mpirun.mpich)
 # run FLAVOR NP TIMEOUT CHECK EXE [ARGS...] [-- VAR=VALUE ...]
 #   FLAVOR: ompi | mpich. CHECK: none; log (the output must contain a line from rcoll: it ran);
 #   quiet (no line from rcoll: everything went to PMPI_); algos:A,B (with RCOLL_LOG=info: the
-#   log names "algorithm A" and "algorithm B").
+#   log names "algorithm A" and "algorithm B"); ran:C,D=A (with RCOLL_LOG=info: rcoll ran
+#   collective C, and D with algorithm A).
 run() {
     local flavor=$1 np=$2 tmo=$3 check=$4 exe=$5
     shift 5
@@ -90,6 +91,13 @@ run() {
         local a
         for a in $(echo "${check#algos:}" | tr ',' ' '); do
             grep -q "algorithm $a\b" "$out" || why="$why the log never names algorithm $a;"
+        done
+    elif [ "${check%%:*}" = ran ]; then
+        local c re
+        for c in $(echo "${check#ran:}" | tr ',' ' '); do
+            re="^rcoll\[[0-9]+\]: ${c%%=*} #[0-9]+ .*: algorithm "
+            [ "${c#*=}" != "$c" ] && re="$re${c#*=} "
+            grep -Eq "$re" "$out" || why="$why the log never shows rcoll running $c;"
         done
     fi
     if [ -z "$why" ]; then
@@ -156,8 +164,27 @@ run_forced() {
     done
 }
 
+# The collectives of test_mpi_colls: each must show in the log, and each of its algorithms is
+# forced once through the drop-in (RCOLL_<COLL>_ALGO, test_mpi_colls on that collective only).
+colls=(bcast gather scatter alltoall allgatherv alltoallv gatherv scatterv)
+all_colls=$(IFS=,; echo "${colls[*]}")
+# run_forced_colls FLAVOR NP
+run_forced_colls() {
+    local c a var
+    for c in "${colls[@]}"; do
+        var="RCOLL_$(echo "$c" | tr '[:lower:]' '[:upper:]')_ALGO"
+        for a in $(algos_of "$c"); do
+            run "$1" "$2" 120 "ran:$c=$a" test_mpi_colls 1 "$c" -- RCOLL_LOG=info "$var=$a"
+        done
+    done
+}
+# Open MPI 4.1's own MPI_Allgatherv (coll/tuned's fixed decision) picks its algorithm from the
+# send type's size, so ranks whose send types differ (test_mpi_colls does that) take different
+# algorithms and hang: where the drop-in is disabled, pin one algorithm (ring).
+OMPI_AGV_FIX=(OMPI_MCA_coll_tuned_use_dynamic_rules=1 OMPI_MCA_coll_tuned_allgatherv_algorithm=3)
+
 # Tests that this script knows; any other tests/mpi/*.c runs once per MPI with no arguments.
-known=" test_mpi_basic test_mpi_comm_cycles test_mpi_intercomm_disable test_mpi_thread_multiple "
+known=" test_mpi_basic test_mpi_colls test_mpi_comm_cycles test_mpi_intercomm_disable test_mpi_thread_multiple "
 
 if [ $have_ompi -eq 1 ]; then
     echo "== Open MPI ($BUILD/librcoll-mpi.so)"
@@ -169,6 +196,14 @@ if [ $have_ompi -eq 1 ]; then
     [ ${#ag_algos[@]} -gt 0 ] && [ ${#bar_algos[@]} -gt 0 ] && run_forced ompi 5 2
     # A configuration rcoll rejects (it says so): every collective must still work, by PMPI_.
     run ompi 3 60 log test_mpi_basic 2 -- RCOLL_LOG=not-a-level
+    run ompi 1 60 none test_mpi_colls 2
+    run ompi 2 120 none test_mpi_colls 2
+    run ompi 3 120 none test_mpi_colls 2
+    run ompi 4 120 none test_mpi_colls 1
+    run ompi 5 150 none test_mpi_colls 1
+    run ompi 3 120 "ran:$all_colls" test_mpi_colls 1 -- RCOLL_LOG=info
+    run_forced_colls ompi 5
+    run ompi 3 120 quiet test_mpi_colls 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info "${OMPI_AGV_FIX[@]}"
     run ompi 4 150 none test_mpi_comm_cycles 10000
     run ompi 1 60 none test_mpi_comm_cycles 1000
     run ompi 2 60 none test_mpi_intercomm_disable 10
@@ -188,6 +223,12 @@ if [ $have_mpich -eq 1 ]; then
     run mpich 3 120 none test_mpi_basic 10
     run mpich 2 60 log test_mpi_basic 1 -- RCOLL_LOG=info
     [ ${#ag_algos[@]} -gt 0 ] && [ ${#bar_algos[@]} -gt 0 ] && run_forced mpich 3 1
+    run mpich 1 60 none test_mpi_colls 2
+    run mpich 2 120 none test_mpi_colls 1
+    run mpich 3 150 none test_mpi_colls 1
+    run mpich 2 120 "ran:$all_colls" test_mpi_colls 1 -- RCOLL_LOG=info
+    run_forced_colls mpich 3
+    run mpich 2 120 quiet test_mpi_colls 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
     run mpich 2 120 none test_mpi_comm_cycles 10000
     run mpich 3 60 none test_mpi_intercomm_disable 2
     run mpich 2 60 quiet test_mpi_intercomm_disable 3 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info

@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """Benchmark report for rcoll: reads the JSON-lines files written by `rcoll-bench --json` and
-writes a markdown report (rcoll vs native MPI, Max latency column, per MPI, collective and
-process count) and log-log latency plots (PNG, matplotlib Agg backend).
+writes a markdown report (rcoll vs native MPI, Max latency column, per collective, MPI and
+process count, with a summary table first) and log-log latency plots (PNG, matplotlib Agg
+backend).
 
     python3 python/rcoll_report.py --out DIR --label openmpi=FILE1.jsonl --label mpich=FILE2.jsonl
 
 Ratios are always rcoll Max / native Max of the same run: both were measured interleaved, size
 by size, so machine noise hits both alike. rcoll-bench writes impl "rcoll" both for the automatic
-choice and for forced algorithms; per size, the first rcoll record of a file is taken as the
-automatic one (rcoll-bench runs impls in command-line order, `rcoll` before `rcoll:<algo>`) and
-any later ones as forced algorithms; a second native record for the same size starts a new run,
-which replaces the earlier one.
+choice and for forced algorithms; its "forced" key tells them apart (files without it: per size,
+the first rcoll record of a file is the automatic one, as rcoll-bench runs impls in command-line
+order, `rcoll` before `rcoll:<algo>`). A second native record for the same size starts a new run,
+which replaces the earlier one. Records with an "error" key are failed checks (rcoll error or
+wrong data): they show as FAILED in their table and are listed in the report's Failures section.
+Rooted collectives are grouped by their "root" (a rank or "rotate"), the v-forms by "skewed".
 """
 
 import argparse
@@ -24,6 +27,37 @@ from collections import OrderedDict
 
 REQUIRED_KEYS = ("coll", "impl", "algo", "np", "ppn", "bytes", "avg_us", "min_us", "max_us",
                  "iter_max_us", "iters")
+ERROR_KEYS = ("coll", "impl", "algo", "np", "ppn", "bytes", "error")
+
+COLL_ORDER = ("barrier", "allgather", "alltoall", "bcast", "gather", "scatter", "allgatherv",
+              "alltoallv", "gatherv", "scatterv")
+ROOTED = {"bcast", "gather", "scatter", "gatherv", "scatterv"}
+VFORMS = {"allgatherv", "alltoallv", "gatherv", "scatterv"}
+
+# What one measurement is, per collective (the size axis as rcoll-bench defines it, OSU style).
+COLL_TEXT = {
+    "barrier": "Barrier: no data, a single row per run.",
+    "allgather": "Allgather: bytes = the block each rank contributes; every rank receives "
+                 "np blocks.",
+    "alltoall": "Alltoall: bytes = the block each rank sends to each rank (np blocks out and "
+                "np blocks in per rank).",
+    "bcast": "Bcast: bytes = the whole message, copied from the root to every rank.",
+    "gather": "Gather: bytes = the block each rank sends; the root receives np blocks.",
+    "scatter": "Scatter: bytes = the block each rank receives; the root sends np blocks.",
+    "allgatherv": "Allgatherv: bytes = m; rank r's block is m (equal counts) or "
+                  "(r % 4) * m / 2 (skewed counts); every rank receives all blocks.",
+    "alltoallv": "Alltoallv: bytes = m; rank r sends m (equal counts) or ((r + j) % 4) * m / 2 "
+                 "(skewed counts) bytes to rank j.",
+    "gatherv": "Gatherv: bytes = m; rank r's block is m (equal counts) or (r % 4) * m / 2 "
+               "(skewed counts); the root receives all blocks.",
+    "scatterv": "Scatterv: bytes = m; rank r's block is m (equal counts) or (r % 4) * m / 2 "
+                "(skewed counts); the root sends all blocks.",
+}
+
+X_LABEL = {
+    "allgather": "bytes per rank", "alltoall": "bytes per rank pair", "bcast": "message bytes",
+    "gather": "bytes per rank", "scatter": "bytes per rank",
+}
 
 
 def read_records(path):
@@ -38,15 +72,30 @@ def read_records(path):
                 rec = json.loads(line)
             except json.JSONDecodeError as e:
                 raise SystemExit(f"{path}:{lineno}: not JSON: {e}")
-            missing = [k for k in REQUIRED_KEYS if k not in rec]
+            keys = ERROR_KEYS if "error" in rec else REQUIRED_KEYS
+            missing = [k for k in keys if k not in rec]
             if missing:
                 raise SystemExit(f"{path}:{lineno}: missing keys {missing}")
             records.append(rec)
     return records
 
 
+def variant_of(rec):
+    """'' or a text such as 'root 0', 'root rotate', 'skewed counts' for the group key."""
+    parts = []
+    if rec["coll"] in ROOTED:
+        parts.append(f"root {rec.get('root', 0)}")
+    if rec["coll"] in VFORMS:
+        parts.append("skewed counts" if rec.get("skewed") else "equal counts")
+    return ", ".join(parts)
+
+
+def failed(rec):
+    return rec is not None and "error" in rec
+
+
 class Point:
-    """Everything measured for one (label, coll, np, bytes)."""
+    """Everything measured for one (label, coll, variant, np, bytes)."""
 
     def __init__(self):
         self.native = None
@@ -59,21 +108,38 @@ class Point:
                 self.auto = None
                 self.forced = OrderedDict()
             self.native = rec
-        elif self.auto is None:
-            self.auto = rec
-        else:
+            return
+        forced = rec.get("forced")
+        if forced is None:
+            forced = self.auto is not None
+        if forced:
             self.forced[rec["algo"]] = rec
+        else:
+            self.auto = rec
+
+
+def coll_rank(coll):
+    return COLL_ORDER.index(coll) if coll in COLL_ORDER else len(COLL_ORDER)
 
 
 def group(labelled_records):
-    """(label, coll, np) -> {"ppn": int, "points": {bytes: Point}} in first-seen order."""
-    groups = OrderedDict()
+    """(label, coll, variant, np) -> {"ppn": int, "points": {bytes: Point}}, ordered by
+    collective, variant, label (input order) and np."""
+    groups = {}
+    label_order = []
     for label, records in labelled_records:
+        if label not in label_order:
+            label_order.append(label)
         for rec in records:
-            key = (label, rec["coll"], int(rec["np"]))
+            key = (label, rec["coll"], variant_of(rec), int(rec["np"]))
             g = groups.setdefault(key, {"ppn": rec["ppn"], "points": {}})
             g["points"].setdefault(int(rec["bytes"]), Point()).add(rec)
-    return groups
+
+    def order(key):
+        label, coll, variant, np_ = key
+        return (coll_rank(coll), coll, variant, label_order.index(label), np_)
+
+    return OrderedDict((k, groups[k]) for k in sorted(groups, key=order))
 
 
 def cpu_model():
@@ -88,11 +154,13 @@ def cpu_model():
 
 
 def fmt_us(rec):
+    if failed(rec):
+        return "FAILED"
     return f"{rec['max_us']:.2f}" if rec else "-"
 
 
 def ratio(rec, native):
-    if not rec or not native or native["max_us"] <= 0:
+    if not rec or not native or failed(rec) or failed(native) or native["max_us"] <= 0:
         return None
     return rec["max_us"] / native["max_us"]
 
@@ -109,7 +177,7 @@ def fmt_bytes(n):
 
 
 def table_lines(points):
-    """Markdown table rows for one group, and the list of auto ratios."""
+    """Markdown table rows for one group, and the list of (bytes, auto ratio)."""
     lines = ["| bytes | native max_us | rcoll max_us | rcoll algo | ratio |",
              "|---:|---:|---:|:---|---:|"]
     ratios = []
@@ -117,12 +185,15 @@ def table_lines(points):
         p = points[nbytes]
         r = ratio(p.auto, p.native)
         if r is not None:
-            ratios.append(r)
+            ratios.append((nbytes, r))
         algo = p.auto["algo"] if p.auto else "-"
+        if failed(p.auto):
+            algo += " (failed check, see Failures)"
         lines.append(f"| {fmt_bytes(nbytes)} | {fmt_us(p.native)} | {fmt_us(p.auto)} | {algo} | "
                      f"{fmt_ratio(r)} |")
         for algo, rec in p.forced.items():
-            lines.append(f"| {fmt_bytes(nbytes)} | | {fmt_us(rec)} | {algo} (forced) | "
+            note = "forced, failed check" if failed(rec) else "forced"
+            lines.append(f"| {fmt_bytes(nbytes)} | | {fmt_us(rec)} | {algo} ({note}) | "
                          f"{fmt_ratio(ratio(rec, p.native))} |")
     return lines, ratios
 
@@ -134,12 +205,69 @@ def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
+def records_of(points):
+    return [rec for p in points.values() for rec in [p.native, p.auto, *p.forced.values()] if rec]
+
+
 def iters_note(points):
-    iters = sorted({rec["iters"] for p in points.values()
-                    for rec in [p.native, p.auto, *p.forced.values()] if rec})
+    iters = sorted({rec["iters"] for rec in records_of(points) if not failed(rec)})
     if not iters:
-        return ""
+        return "-"
     return f"{iters[0]}" if len(iters) == 1 else f"{iters[0]}-{iters[-1]}"
+
+
+def auto_algos(points):
+    algos = []
+    for nbytes in sorted(points):
+        rec = points[nbytes].auto
+        if rec and not failed(rec) and rec["algo"] not in algos:
+            algos.append(rec["algo"])
+    return algos
+
+
+def group_title(label, coll, variant, np_, ppn):
+    extra = f", {variant}" if variant else ""
+    return f"{label}: {coll}{extra}, np={np_}, ppn={ppn}"
+
+
+def summary_lines(groups):
+    """One row per table: how rcoll's automatic choice compares with native MPI."""
+    lines = ["| collective | MPI | np | sizes | geomean ratio | rcoll faster at | worst ratio (at) "
+             "| rcoll algorithms |",
+             "|:---|:---|---:|---:|---:|---:|---:|:---|"]
+    for (label, coll, variant, np_), g in groups.items():
+        points = g["points"]
+        _, ratios = table_lines(points)
+        nfail = sum(1 for rec in records_of(points) if failed(rec))
+        name = coll + (f" ({variant})" if variant else "")
+        gm = geomean([r for _, r in ratios])
+        if ratios:
+            worst_b, worst = max(ratios, key=lambda x: x[1])
+            faster = f"{sum(1 for _, r in ratios if r < 1)} of {len(ratios)}"
+            worst_txt = f"{worst:.2f} ({fmt_bytes(worst_b)})"
+        else:
+            faster, worst_txt = "-", "-"
+        algos = ", ".join(auto_algos(points)) or "-"
+        if nfail:
+            algos += f"; **{nfail} FAILED**"
+        lines.append(f"| {name} | {label} | {np_} | {len(points)} | "
+                     f"{fmt_ratio(gm)} | {faster} | {worst_txt} | {algos} |")
+    return lines
+
+
+def failure_lines(groups):
+    lines = []
+    for (label, coll, variant, np_), g in groups.items():
+        for nbytes in sorted(g["points"]):
+            p = g["points"][nbytes]
+            for rec in [p.native, p.auto, *p.forced.values()]:
+                if failed(rec):
+                    who = "native" if rec["impl"] == "native" else f"rcoll {rec['algo']}" + (
+                        " (forced)" if rec.get("forced") else "")
+                    lines.append(f"- {group_title(label, coll, variant, np_, g['ppn'])}, "
+                                 f"{fmt_bytes(nbytes)} bytes, {who}: {rec['error']} "
+                                 "(not measured at the larger sizes)")
+    return lines
 
 
 def write_report(out_dir, groups, labels, notes, plots):
@@ -154,21 +282,51 @@ def write_report(out_dir, groups, labels, notes, plots):
     lines.append("- Ratios are rcoll Max / native Max measured in the same run (both interleaved "
                  "size by size); below 1 means rcoll is faster. Compare ratios, not absolute "
                  "times, across runs.")
+    lines.append("- Every measured (collective, implementation, size) first passed a data check "
+                 "of one call (rcoll-bench); a failed check is shown as FAILED, the sizes after it "
+                 "are not measured, and it is listed under Failures.")
     for note in notes:
         lines.append(f"- Note: {note}")
     lines.append("")
-    for (label, coll, np_), g in groups.items():
+    lines.append("## Summary")
+    lines.append("")
+    lines.append("rcoll's automatic choice against native MPI, one row per table below: geometric "
+                 "mean of the ratios over the sizes, the sizes where rcoll is faster, the worst "
+                 "ratio and the algorithms rcoll chose.")
+    lines.append("")
+    lines.extend(summary_lines(groups))
+    lines.append("")
+    failures = failure_lines(groups)
+    if failures:
+        lines.append("## Failures")
+        lines.append("")
+        lines.extend(failures)
+        lines.append("")
+    current = None
+    for (label, coll, variant, np_), g in groups.items():
+        if coll != current:
+            current = coll
+            lines.append(f"## {coll}")
+            lines.append("")
+            lines.append(COLL_TEXT.get(coll, f"{coll}: bytes as rcoll-bench defines them "
+                                             "(rcoll-bench --help)."))
+            lines.append("")
         points = g["points"]
-        lines.append(f"## {label}: {coll}, np={np_}, ppn={g['ppn']}")
+        lines.append(f"### {group_title(label, coll, variant, np_, g['ppn'])}")
         lines.append("")
         rows, ratios = table_lines(points)
         lines.extend(rows)
         lines.append("")
-        gm = geomean(ratios)
+        gm = geomean([r for _, r in ratios])
         summary = f"Iterations per size: {iters_note(points)}."
         if gm is not None:
             summary += (f" Geometric mean of the ratios (automatic choice): {gm:.2f}; rcoll faster "
-                        f"at {sum(1 for r in ratios if r < 1)} of {len(ratios)} sizes.")
+                        f"at {sum(1 for _, r in ratios if r < 1)} of {len(ratios)} sizes.")
+        if any(rec.get("sync") for rec in records_of(points)):
+            summary += " Iterations separated by an untimed MPI barrier (OSU style)."
+        nfail = sum(1 for rec in records_of(points) if failed(rec))
+        if nfail:
+            summary += f" {nfail} failed check(s): see Failures."
         lines.append(summary)
         lines.append("")
     if plots:
@@ -183,24 +341,30 @@ def write_report(out_dir, groups, labels, notes, plots):
     return path
 
 
-def series_for(groups, coll, np_):
-    """(name, [(bytes, max_us)]) for every label and impl/algo of one (coll, np)."""
+def series_for(groups, coll, variant, np_):
+    """(name, [(bytes, max_us)]) for every label and impl/algo of one (coll, variant, np)."""
     series = OrderedDict()
-    for (label, c, n), g in groups.items():
-        if c != coll or n != np_:
+    for (label, c, v, n), g in groups.items():
+        if c != coll or v != variant or n != np_:
             continue
         for nbytes in sorted(g["points"]):
             p = g["points"][nbytes]
             entries = [("native", p.native), ("rcoll (auto)", p.auto)]
             entries += [(f"rcoll:{algo}", rec) for algo, rec in p.forced.items()]
             for impl, rec in entries:
-                if rec:
+                if rec and not failed(rec):
                     series.setdefault(f"{label} {impl}", []).append((nbytes, rec["max_us"]))
     return series
 
 
+def slug(text):
+    """'root 0, equal counts' -> 'root0_equal_counts' (file-name safe)."""
+    words = "".join(ch if ch.isalnum() else " " for ch in text).split()
+    return "_".join(words).replace("root_", "root")
+
+
 def plot_all(out_dir, groups):
-    """Writes <coll>_np<N>.png per (coll, np); returns the file names."""
+    """Writes <coll>[_<variant>]_np<N>.png per (coll, variant, np); returns the file names."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -209,27 +373,32 @@ def plot_all(out_dir, groups):
         print("rcoll_report: matplotlib is not installed; no plots written", file=sys.stderr)
         return []
     names = []
-    for coll, np_ in sorted({(c, n) for (_, c, n) in groups}):
-        series = series_for(groups, coll, np_)
+    seen = []
+    for (_, c, v, n) in groups:
+        if (c, v, n) not in seen:
+            seen.append((c, v, n))
+    for coll, variant, np_ in seen:
+        series = series_for(groups, coll, variant, np_)
         if not series:
             continue
         fig, ax = plt.subplots(figsize=(8, 5))
         sized = any(b > 0 for pts in series.values() for b, _ in pts)
         if sized:
-            plot_lines(ax, series)
+            plot_lines(ax, series, X_LABEL.get(coll, "bytes (m)"))
         else:
             plot_bars(ax, series)
-        ax.set_title(f"{coll}, np={np_}: Max latency (lower is better)")
+        extra = f" ({variant})" if variant else ""
+        ax.set_title(f"{coll}{extra}, np={np_}: Max latency (lower is better)")
         ax.grid(True, which="both", alpha=0.3)
         fig.tight_layout()
-        name = f"{coll}_np{np_}.png"
+        name = f"{coll}{'_' + slug(variant) if variant else ''}_np{np_}.png"
         fig.savefig(os.path.join(out_dir, name), dpi=110)
         plt.close(fig)
         names.append(name)
     return names
 
 
-def plot_lines(ax, series):
+def plot_lines(ax, series, xlabel):
     styles = ["-", "--", ":", "-."]
     labels = []
     for name in series:
@@ -245,7 +414,7 @@ def plot_lines(ax, series):
                 label=name)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("bytes per rank")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("max latency (us)")
     ax.legend(fontsize=8)
 

@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# rcoll-bench comparison against native MPI: barrier and allgather at np=2 and np=4 (4 ranks on
-# a 2-core machine: more ranks than cores), with Open MPI and with MPICH, every size interleaved
-# native/rcoll in one run. Writes OUT_DIR/raw/<mpi>-np<N>.jsonl, then OUT_DIR/report.md and plots.
+# rcoll-bench comparison against native MPI: barrier, allgather, alltoall, bcast, gather and
+# scatter (root 0; their iterations separated by an untimed barrier, rcoll-bench --sync) at
+# np=2 and np=4 (4 ranks on a 2-core machine: more ranks than cores), with Open MPI and with
+# MPICH, every size interleaved native/rcoll in one run, every (collective, implementation,
+# size) checked once before it is timed. Writes OUT_DIR/raw/<mpi>-np<N>.jsonl (.txt: the
+# OSU-style output, .err: stderr), then OUT_DIR/report.md and plots.
 # Usage: scripts/run_benchmarks.sh BUILD_DIR OUT_DIR
-# Iterations: RCOLL_BENCH_ITERS (default 2000), RCOLL_BENCH_WARMUP (200); MPICH at np=4 busy-polls
-# when oversubscribed (a native barrier takes milliseconds), so it runs RCOLL_BENCH_MPICH4_ITERS
-# (default 30) iterations.
+# Environment: RCOLL_BENCH_COLLS (default barrier,allgather,alltoall,bcast,gather,scatter; any
+# list rcoll-bench --coll takes), RCOLL_BENCH_SIZES (1:1048576), RCOLL_BENCH_ITERS (default
+# 2000), RCOLL_BENCH_WARMUP (200); MPICH at np=4 busy-polls when oversubscribed (a native barrier
+# takes milliseconds), so it runs RCOLL_BENCH_MPICH4_ITERS (default 30) iterations.
+# A run that fails (a failed check: rcoll error or wrong data; a crash; a timeout) does not stop
+# the others: the report is written with what was measured, lists the failures, and the script
+# then exits with status 1.
 set -euo pipefail
 build="$(cd "$1" && pwd)"
 out="$2"
@@ -14,18 +21,33 @@ iters=${RCOLL_BENCH_ITERS:-2000}
 warm=${RCOLL_BENCH_WARMUP:-200}
 mpich4=${RCOLL_BENCH_MPICH4_ITERS:-30}
 sizes=${RCOLL_BENCH_SIZES:-1:1048576}
+colls=${RCOLL_BENCH_COLLS:-barrier,allgather,alltoall,bcast,gather,scatter}
 export RCOLL_TIMEOUT=${RCOLL_TIMEOUT:-300}
-common=(--coll barrier,allgather --impl native,rcoll -m "$sizes")
+common=(--coll "$colls" --impl native,rcoll -m "$sizes")
 labels=()
 notes=()
+failed=()
 
 run() { # mpi label, np, iterations, warmup, launcher and bench...
     local label=$1 np=$2 it=$3 wu=$4
     shift 4
-    local file="$out/raw/$label-np$np.jsonl"
-    : >"$file"
-    echo "bench: $label np=$np ($it iterations per size)"
-    timeout 1200 "$@" "${common[@]}" -i "$it" -x "$wu" --json "$file" >"$out/raw/$label-np$np.txt"
+    local base="$out/raw/$label-np$np"
+    : >"$base.jsonl"
+    echo "bench: $label np=$np ($it iterations per size; $colls)"
+    local start=$SECONDS rc=0
+    timeout 1200 "$@" "${common[@]}" -i "$it" -x "$wu" --json "$base.jsonl" >"$base.txt" \
+        2>"$base.err" || rc=$?
+    echo "bench: $label np=$np done in $((SECONDS - start)) s"
+    if [ "$rc" -ne 0 ]; then
+        local why="exit status $rc"
+        [ "$rc" -eq 124 ] && why="timed out after 1200 s"
+        echo "bench: $label np=$np FAILED ($why); its stdout:" >&2
+        grep '^# FAILED' "$base.txt" >&2 || true
+        echo "bench: its stderr (last lines, all in $base.err):" >&2
+        grep -v '^ *$' "$base.err" | tail -n 15 >&2 || true
+        failed+=("$label np=$np")
+        notes+=(--note "FAILED: rcoll-bench $label np=$np ($why; raw/$label-np$np.txt and .err).")
+    fi
 }
 
 if [ -x "$build/rcoll-bench" ]; then
@@ -43,7 +65,16 @@ if [ -x "$build/rcoll-bench-mpich" ]; then
     labels+=(--label "mpich=$out/raw/mpich.jsonl")
     notes+=(--note "MPICH at np=4 (more ranks than cores) busy-polls: its runs use $mpich4 iterations per size.")
 fi
-notes+=(--note "Launch: Open MPI 'mpirun --oversubscribe --bind-to none', MPICH 'mpirun.mpich'; $iters iterations per size up to 64 KB, fewer above (rcoll-bench --help).")
+if [ ${#labels[@]} -eq 0 ]; then
+    echo "run_benchmarks: neither $build/rcoll-bench nor $build/rcoll-bench-mpich exists" >&2
+    exit 1
+fi
+notes+=(--note "Launch: Open MPI 'mpirun --oversubscribe --bind-to none', MPICH 'mpirun.mpich'; $iters iterations per size up to 64 KB, fewer above (rcoll-bench --help); rooted collectives with root 0 and an untimed MPI barrier after every iteration (OSU style; without it the root runs ahead), the others back to back.")
 plots=()
+rm -f "$out"/*.png # plots of an earlier run, possibly of collectives not measured now
 python3 -c 'import matplotlib' 2>/dev/null || plots=(--no-plots)
 python3 "$(dirname "$0")/../python/rcoll_report.py" --out "$out" "${labels[@]}" "${notes[@]}" "${plots[@]}"
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "run_benchmarks: FAILED runs: ${failed[*]} (the report lists what failed)" >&2
+    exit 1
+fi

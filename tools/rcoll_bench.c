@@ -1,8 +1,12 @@
-/* rcoll-bench: OSU-compatible latency benchmark of barrier and allgather that times, in one run
- * and interleaved size by size, the native MPI collective and rcoll (automatic and forced
- * algorithms). Native MPI is reached only through PMPI_ functions, so the numbers stay native
- * even when librcoll-mpi.so is LD_PRELOADed; rcoll is reached through its C API on a team built
- * over MPI_COMM_WORLD. Prints OSU-style tables and, with --json, one JSON object per line. */
+/* rcoll-bench: OSU-compatible latency benchmark of every rcoll collective (barrier, allgather,
+ * alltoall, bcast, gather, scatter and the v-forms allgatherv, alltoallv, gatherv, scatterv)
+ * that times, in one run and interleaved size by size, the native MPI collective and rcoll
+ * (automatic and forced algorithms). Before any timing, one call per size and implementation is
+ * checked (data, and that nothing outside the expected blocks was written): a failure is printed,
+ * written to the JSON file, and makes the exit status non-zero. Native MPI is reached only
+ * through PMPI_ functions, so the numbers stay native even when librcoll-mpi.so is LD_PRELOADed;
+ * rcoll is reached through its C API on a team built over MPI_COMM_WORLD. Prints OSU-style
+ * tables and, with --json, one JSON object per line. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -15,10 +19,18 @@
 #include "rcoll/rcoll_mpi.h"
 
 #define MAX_IMPLS 32
-#define MAX_COLLS 8
+#define MAX_COLLS 16
 #define ALGO_LEN 64
+#define MSG_LEN 512
 #define BIG_BYTES 65536      /* above this, iteration counts are scaled down */
 #define MAX_ERROR_LINES 5    /* data errors printed per rank and block */
+#define GUARD 64             /* zeroed bytes after the receive data, checked untouched */
+#define ROOT_ROTATE (-1)     /* --root rotate: iteration i uses root i % np */
+
+/* --sync: which collectives get an untimed PMPI_Barrier after every iteration (OSU does it for
+ * all). Without it, the root of a rooted collective runs ahead and the next call's data is
+ * often there before it starts: the time is no longer a latency. */
+enum sync_mode { SYNC_ROOTED, SYNC_ALL, SYNC_NONE };
 
 enum impl_kind { IMPL_NATIVE, IMPL_RCOLL };
 
@@ -27,6 +39,7 @@ struct impl {
     char algo[ALGO_LEN];     /* forced rcoll algorithm; "" = automatic */
     char label[ALGO_LEN + 8]; /* as given on the command line: native, rcoll, rcoll:<algo> */
     int skip_reported;
+    int failed;              /* its check failed for the current collective: not measured further */
 };
 
 struct options {
@@ -37,18 +50,35 @@ struct options {
     size_t min_bytes, max_bytes;
     int iters, warmup;
     int check, no_reuse;
+    int root;                /* >= 0, or ROOT_ROTATE */
+    int skewed;
+    enum sync_mode sync;
     const char *json_path;
+};
+
+/* Where one call's data sits in this rank's buffers: per block k, a count and a displacement in
+ * bytes (also as int for MPI). Send block k goes to rank k when send_each, else to everyone;
+ * receive block k comes from rank k when recv_each, else from the root. */
+struct layout {
+    size_t *scounts, *sdispls, *rcounts, *rdispls;
+    int *iscounts, *isdispls, *ircounts, *irdispls;
+    int nsend, nrecv;
+    int send_each, recv_each;
+    size_t sbytes, rbytes;   /* extent of the send and receive data */
 };
 
 /* Run-wide state main passes to the measuring functions. */
 struct bench {
     MPI_Comm comm;
     int rank, size, ppn;
+    rcoll_context_t *ctx;
     rcoll_team_t *team;      /* NULL when no rcoll impl was asked for */
     FILE *json;              /* rank 0 only, NULL without --json */
-    void *sendbuf, *recvbuf; /* reused buffers, sized for max_bytes */
+    void *sendbuf, *recvbuf; /* reused buffers, sized for max_bytes plus GUARD */
+    struct layout lay;       /* of the collective and size being measured */
     double *times, *maxtimes;
-    long errors;             /* data-check errors seen by this rank */
+    long errors;             /* data errors seen by this rank in checked timed iterations */
+    int failures;            /* failed pre-timing checks (every rank counts alike) */
 };
 
 /* One measured (coll, impl, size) point, as rank 0 knows it. */
@@ -64,32 +94,65 @@ struct impl_results {
     int n;
 };
 
+static int is_rooted(rcoll_coll_t c)
+{
+    return c == RCOLL_COLL_BCAST || c == RCOLL_COLL_GATHER || c == RCOLL_COLL_SCATTER ||
+           c == RCOLL_COLL_GATHERV || c == RCOLL_COLL_SCATTERV;
+}
+
+static int is_vform(rcoll_coll_t c)
+{
+    return c == RCOLL_COLL_ALLGATHERV || c == RCOLL_COLL_ALLTOALLV || c == RCOLL_COLL_GATHERV ||
+           c == RCOLL_COLL_SCATTERV;
+}
+
 /* ------------------------------------------------------------------ options */
 
 static void usage(FILE *f)
 {
     fprintf(f,
         "usage: rcoll-bench [options]\n"
-        "  --coll LIST      collectives, comma separated: barrier,allgather (default both)\n"
+        "  --coll LIST      collectives, comma separated (default barrier,allgather; all = every\n"
+        "                   one): barrier, allgather, alltoall, bcast, gather, scatter,\n"
+        "                   allgatherv, alltoallv, gatherv, scatterv\n"
         "  --impl LIST      implementations, comma separated, measured interleaved in one run:\n"
-        "                   native (PMPI_ collective), rcoll (automatic selection),\n"
+        "                   native (PMPI_ collective, MPI_BYTE), rcoll (automatic selection),\n"
         "                   rcoll:<algo> (forced algorithm; skipped if not applicable)\n"
         "                   default native,rcoll. List rcoll before rcoll:<algo> so that the\n"
         "                   report can tell the automatic rows from the forced ones.\n"
-        "  -m MIN:MAX       allgather bytes per rank, doubling from MIN to MAX; a single N\n"
-        "                   measures only N (default 1:1048576; K and M suffixes accepted)\n"
+        "  -m MIN:MAX       size m in bytes, doubling from MIN to MAX; a single N measures only N\n"
+        "                   (default 1:1048576; K and M suffixes accepted). As in OSU, m is the\n"
+        "                   block per rank: what each rank contributes (allgather, gather), sends\n"
+        "                   to each rank (alltoall) or receives (scatter); bcast: the message;\n"
+        "                   v-forms: every count is m (see --skewed-counts)\n"
+        "  --root N|rotate  root of bcast, gather, scatter, gatherv, scatterv (default 0);\n"
+        "                   rotate: iteration i uses root i %% np (warmup and timed alike)\n"
+        "  --sync rooted|all|none  untimed PMPI_Barrier after every iteration (as OSU), for the\n"
+        "                   rooted collectives only (default: without it their root runs ahead\n"
+        "                   and the time is not a latency), for every collective but barrier,\n"
+        "                   or for none\n"
+        "  --skewed-counts  v-forms with unequal counts, in bytes (integer division):\n"
+        "                     alltoallv: rank r sends ((r + j) %% 4) * m / 2 to rank j\n"
+        "                     allgatherv, gatherv, scatterv: rank r's block is (r %% 4) * m / 2\n"
+        "                   some are zero; displacements are packed in rank order. Native MPI\n"
+        "                   gets exactly the same counts and displacements.\n"
         "  -i ITERS         timed iterations (default 1000); above 64 KB per rank:\n"
         "                   max(min(ITERS,20), ITERS*8192/bytes)\n"
         "  -x WARMUP        warmup iterations (default 100); above 64 KB per rank:\n"
         "                   max(min(WARMUP,5), WARMUP*8192/bytes)\n"
-        "  -c, --check      check the data of every iteration (pattern depends on rank,\n"
-        "                   iteration and byte); exit status 1 if any rank saw an error\n"
+        "  -c, --check      check the data of every iteration (pattern depends on source,\n"
+        "                   destination, iteration and byte); exit status 1 if any rank saw an\n"
+        "                   error. Without it, one call per size and implementation (one per\n"
+        "                   root with --root rotate) is still checked before timing.\n"
         "  --no-reuse       fresh malloc'ed buffers every iteration (allocation, memset and\n"
         "                   free are not timed; only the collective call is)\n"
-        "  --json FILE      rank 0 appends one JSON object per (coll, impl, size) to FILE\n"
+        "  --json FILE      rank 0 appends one JSON object per (coll, impl, size) to FILE; a\n"
+        "                   failed check writes an object with an \"error\" key instead\n"
         "  -h, --help       this text\n"
         "Each iteration is timed alone; Avg/Min/Max are over ranks of each rank's mean time\n"
-        "(OSU style), iter_max_us (JSON) is the mean over iterations of the slowest rank.\n");
+        "(OSU style), iter_max_us (JSON) is the mean over iterations of the slowest rank.\n"
+        "A failed check (rcoll error or wrong data) is printed as '# FAILED', that impl is not\n"
+        "measured further for that collective, and the exit status is 1.\n");
 }
 
 /* Parses "123", "64K", "1M" into *out; returns 0 on success. */
@@ -142,19 +205,25 @@ static int parse_range(const char *s, struct options *o)
 static int parse_colls(const char *s, struct options *o, char *err, size_t errlen)
 {
     char buf[256];
-    snprintf(buf, sizeof buf, "%s", s);
+    if (strlen(s) >= sizeof buf) {
+        snprintf(err, errlen, "--coll list too long");
+        return -1;
+    }
+    strcpy(buf, s);
     o->ncolls = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int c = rcoll_coll_from_name(tok);
-        if (c != RCOLL_COLL_BARRIER && c != RCOLL_COLL_ALLGATHER) {
-            snprintf(err, errlen, "unknown or unsupported collective '%s'", tok);
+        int all = strcmp(tok, "all") == 0, c = rcoll_coll_from_name(tok);
+        if (!all && (c < 0 || c >= RCOLL_COLL_COUNT)) {
+            snprintf(err, errlen, "unknown collective '%s'", tok);
             return -1;
         }
-        if (o->ncolls == MAX_COLLS) {
-            snprintf(err, errlen, "too many collectives");
-            return -1;
+        for (int k = all ? 0 : c; k <= (all ? RCOLL_COLL_COUNT - 1 : c); k++) {
+            if (o->ncolls == MAX_COLLS) {
+                snprintf(err, errlen, "too many collectives (max %d)", MAX_COLLS);
+                return -1;
+            }
+            o->colls[o->ncolls++] = (rcoll_coll_t)k;
         }
-        o->colls[o->ncolls++] = (rcoll_coll_t)c;
     }
     if (o->ncolls == 0) {
         snprintf(err, errlen, "empty --coll list");
@@ -222,17 +291,21 @@ static void default_options(struct options *o)
     o->max_bytes = 1u << 20;
     o->iters = 1000;
     o->warmup = 100;
+    o->root = 0;
 }
 
 /* Returns 0 to run, 1 for --help, -1 on a bad command line (message in err). */
 static int parse_options(int argc, char **argv, struct options *o, char *err, size_t errlen)
 {
-    enum { OPT_COLL = 256, OPT_IMPL, OPT_JSON, OPT_NO_REUSE };
+    enum { OPT_COLL = 256, OPT_IMPL, OPT_JSON, OPT_NO_REUSE, OPT_ROOT, OPT_SKEWED, OPT_SYNC };
     static const struct option longopts[] = {
         {"coll", required_argument, NULL, OPT_COLL},
         {"impl", required_argument, NULL, OPT_IMPL},
         {"json", required_argument, NULL, OPT_JSON},
         {"no-reuse", no_argument, NULL, OPT_NO_REUSE},
+        {"root", required_argument, NULL, OPT_ROOT},
+        {"skewed-counts", no_argument, NULL, OPT_SKEWED},
+        {"sync", required_argument, NULL, OPT_SYNC},
         {"check", no_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -255,6 +328,29 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
             break;
         case OPT_NO_REUSE:
             o->no_reuse = 1;
+            break;
+        case OPT_ROOT:
+            if (strcmp(optarg, "rotate") == 0)
+                o->root = ROOT_ROTATE;
+            else if (parse_int(optarg, &o->root)) {
+                snprintf(err, errlen, "bad --root '%s' (a rank or 'rotate')", optarg);
+                return -1;
+            }
+            break;
+        case OPT_SKEWED:
+            o->skewed = 1;
+            break;
+        case OPT_SYNC:
+            if (strcmp(optarg, "rooted") == 0)
+                o->sync = SYNC_ROOTED;
+            else if (strcmp(optarg, "all") == 0)
+                o->sync = SYNC_ALL;
+            else if (strcmp(optarg, "none") == 0)
+                o->sync = SYNC_NONE;
+            else {
+                snprintf(err, errlen, "bad --sync '%s' (rooted, all or none)", optarg);
+                return -1;
+            }
             break;
         case 'm':
             if (parse_range(optarg, o)) {
@@ -331,6 +427,22 @@ static int next_size(const struct options *o, rcoll_coll_t coll, size_t cur, int
     return 1;
 }
 
+/* Whether iterations of coll are separated by an untimed barrier. */
+static int synced(const struct options *o, rcoll_coll_t coll)
+{
+    if (coll == RCOLL_COLL_BARRIER || o->sync == SYNC_NONE)
+        return 0;
+    return o->sync == SYNC_ALL || is_rooted(coll);
+}
+
+/* Root of iteration `iter` (0 for the collectives without one). */
+static int root_of(const struct bench *b, const struct options *o, rcoll_coll_t coll, int iter)
+{
+    if (!is_rooted(coll))
+        return 0;
+    return o->root == ROOT_ROTATE ? iter % b->size : o->root;
+}
+
 __attribute__((format(printf, 2, 3), noreturn))
 static void die(struct bench *b, const char *fmt, ...)
 {
@@ -345,9 +457,9 @@ static void die(struct bench *b, const char *fmt, ...)
     exit(2);
 }
 
-static void die_rcoll(struct bench *b, rcoll_coll_t coll, size_t bytes, rcoll_status_t st)
+static void die_rcoll(struct bench *b, rcoll_coll_t coll, size_t bytes, int root, rcoll_status_t st)
 {
-    die(b, "rcoll %s bytes=%zu algo=%s failed: %s: %s", rcoll_coll_name(coll), bytes,
+    die(b, "rcoll %s bytes=%zu root=%d algo=%s failed: %s: %s", rcoll_coll_name(coll), bytes, root,
         rcoll_team_last_algorithm(b->team), rcoll_strerror(st), rcoll_team_last_error(b->team));
 }
 
@@ -370,99 +482,466 @@ static int node_ppn(MPI_Comm comm)
     return ppn;
 }
 
+/* ------------------------------------------------------------------ layout */
+
+/* Bytes rank `from` sends to rank `to` in alltoallv (documented in usage()). */
+static size_t pair_count(const struct options *o, int from, int to, size_t m)
+{
+    return o->skewed ? (size_t)((from + to) % 4) * m / 2 : m;
+}
+
+/* Rank r's block in allgatherv, gatherv and scatterv (documented in usage()). */
+static size_t rank_count(const struct options *o, int r, size_t m)
+{
+    return pair_count(o, r, 0, m);
+}
+
+static void layout_alloc(struct bench *b)
+{
+    struct layout *l = &b->lay;
+    size_t n = (size_t)b->size;
+    l->scounts = xmalloc(b, n * sizeof(size_t));
+    l->sdispls = xmalloc(b, n * sizeof(size_t));
+    l->rcounts = xmalloc(b, n * sizeof(size_t));
+    l->rdispls = xmalloc(b, n * sizeof(size_t));
+    l->iscounts = xmalloc(b, n * sizeof(int));
+    l->isdispls = xmalloc(b, n * sizeof(int));
+    l->ircounts = xmalloc(b, n * sizeof(int));
+    l->irdispls = xmalloc(b, n * sizeof(int));
+}
+
+static void layout_free(struct layout *l)
+{
+    free(l->scounts);
+    free(l->sdispls);
+    free(l->rcounts);
+    free(l->rdispls);
+    free(l->iscounts);
+    free(l->isdispls);
+    free(l->ircounts);
+    free(l->irdispls);
+}
+
+/* Fills b->lay for one call of coll with size m (the same for every root). Returns -1 if a count,
+ * displacement or extent does not fit in an int (MPI counts). */
+static int set_layout(struct bench *b, const struct options *o, rcoll_coll_t coll, size_t m)
+{
+    struct layout *l = &b->lay;
+    int P = b->size, me = b->rank;
+    memset(l->scounts, 0, (size_t)P * sizeof(size_t));
+    memset(l->rcounts, 0, (size_t)P * sizeof(size_t));
+    l->nsend = l->nrecv = 0;
+    l->send_each = l->recv_each = 0;
+    switch (coll) {
+    case RCOLL_COLL_BARRIER:
+        break;
+    case RCOLL_COLL_ALLGATHER:
+    case RCOLL_COLL_GATHER:
+    case RCOLL_COLL_ALLGATHERV:
+    case RCOLL_COLL_GATHERV:
+        for (int j = 0; j < P; j++)
+            l->rcounts[j] = is_vform(coll) ? rank_count(o, j, m) : m;
+        l->scounts[0] = l->rcounts[me];
+        l->nsend = 1;
+        l->nrecv = P;
+        l->recv_each = 1;
+        break;
+    case RCOLL_COLL_ALLTOALL:
+    case RCOLL_COLL_ALLTOALLV:
+        for (int j = 0; j < P; j++) {
+            l->scounts[j] = is_vform(coll) ? pair_count(o, me, j, m) : m;
+            l->rcounts[j] = is_vform(coll) ? pair_count(o, j, me, m) : m;
+        }
+        l->nsend = l->nrecv = P;
+        l->send_each = l->recv_each = 1;
+        break;
+    case RCOLL_COLL_BCAST:
+        l->rcounts[0] = m;
+        l->nrecv = 1;
+        break;
+    case RCOLL_COLL_SCATTER:
+    case RCOLL_COLL_SCATTERV:
+        for (int j = 0; j < P; j++)
+            l->scounts[j] = is_vform(coll) ? rank_count(o, j, m) : m;
+        l->rcounts[0] = l->scounts[me];
+        l->nsend = P;
+        l->nrecv = 1;
+        l->send_each = 1;
+        break;
+    default:
+        break;
+    }
+    size_t so = 0, ro = 0;
+    for (int k = 0; k < P; k++) {
+        l->sdispls[k] = so;
+        l->rdispls[k] = ro;
+        so += l->scounts[k];
+        ro += l->rcounts[k];
+    }
+    l->sbytes = so;
+    l->rbytes = ro;
+    if (so > (size_t)INT_MAX || ro > (size_t)INT_MAX)
+        return -1;
+    for (int k = 0; k < P; k++) {
+        l->iscounts[k] = (int)l->scounts[k];
+        l->isdispls[k] = (int)l->sdispls[k];
+        l->ircounts[k] = (int)l->rcounts[k];
+        l->irdispls[k] = (int)l->rdispls[k];
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ data check */
 
+#define ANY_DST (-1) /* a block every destination receives alike (allgather, gather, bcast) */
+#define CHECK_ITER (INT_MAX - 65535) /* pattern iterations of the checks before timing: INT_MAX - k */
+
 /* Never 0, so a block the collective did not write is always seen in a zeroed buffer. */
-static inline unsigned char pattern(int rank, int iter, size_t j)
+static inline unsigned char pattern(int src, int dst, int iter, size_t j)
 {
-    uint32_t x = (uint32_t)rank * 0x9E3779B1u ^ (uint32_t)iter * 0x85EBCA77u ^ (uint32_t)j * 0xC2B2AE3Du;
+    uint32_t x = (uint32_t)src * 0x9E3779B1u ^ (uint32_t)dst * 0x7FEB352Du ^
+                 (uint32_t)iter * 0x85EBCA77u ^ (uint32_t)j * 0xC2B2AE3Du;
     x ^= x >> 15;
     x *= 0x2C1B3C6Du;
     x ^= x >> 13;
     return (unsigned char)(x % 255u + 1u);
 }
 
-static void fill_send(unsigned char *s, size_t bytes, int rank, int iter)
+/* Whether this rank's send data matters in this call (scatter: the root's only). */
+static int sends_here(const struct bench *b, rcoll_coll_t coll, int root)
 {
-    for (size_t j = 0; j < bytes; j++)
-        s[j] = pattern(rank, iter, j);
+    return (coll != RCOLL_COLL_SCATTER && coll != RCOLL_COLL_SCATTERV) || b->rank == root;
 }
 
-static long verify_recv(struct bench *b, const struct impl *im, const unsigned char *r, size_t bytes,
-                        int iter, long printed)
+/* Whether this rank receives in this call (gather: the root only). */
+static int receives_here(const struct bench *b, rcoll_coll_t coll, int root)
+{
+    return (coll != RCOLL_COLL_GATHER && coll != RCOLL_COLL_GATHERV) || b->rank == root;
+}
+
+static int send_src(const struct bench *b, rcoll_coll_t coll, int root)
+{
+    return coll == RCOLL_COLL_SCATTER || coll == RCOLL_COLL_SCATTERV ? root : b->rank;
+}
+
+static void fill_pattern(unsigned char *p, size_t n, int src, int dst, int iter)
+{
+    for (size_t j = 0; j < n; j++)
+        p[j] = pattern(src, dst, iter, j);
+}
+
+/* Prepares one checked call: send blocks set, receive buffer (and its guard) zeroed, the bcast
+ * root's message set. */
+static void fill_call(const struct bench *b, rcoll_coll_t coll, int root, int iter, unsigned char *s,
+                      unsigned char *r)
+{
+    const struct layout *l = &b->lay;
+    memset(r, 0, l->rbytes + GUARD);
+    if (sends_here(b, coll, root))
+        for (int k = 0; k < l->nsend; k++)
+            fill_pattern(s + l->sdispls[k], l->scounts[k], send_src(b, coll, root),
+                         l->send_each ? k : ANY_DST, iter);
+    if (coll == RCOLL_COLL_BCAST && b->rank == root)
+        fill_pattern(r, l->rcounts[0], root, ANY_DST, iter);
+}
+
+/* Compares n bytes at p with the pattern; prints the first mismatches. Returns the count and
+ * writes the first one's description into first (if still empty). */
+static long compare_block(const struct bench *b, const char *what, const unsigned char *p, size_t n,
+                          int src, int dst, int iter, long printed, const char *where, char *first,
+                          size_t first_len)
 {
     long errs = 0;
-    for (int src = 0; src < b->size; src++) {
-        const unsigned char *blk = r + (size_t)src * bytes;
-        for (size_t j = 0; j < bytes; j++) {
-            unsigned char want = pattern(src, iter, j);
-            if (blk[j] == want)
-                continue;
-            if (printed + errs < MAX_ERROR_LINES)
-                fprintf(stderr,
-                        "rcoll-bench rank %d: DATA ERROR allgather impl=%s bytes=%zu iter=%d "
-                        "block of rank %d offset %zu: expected 0x%02x got 0x%02x\n",
-                        b->rank, im->label, bytes, iter, src, j, want, blk[j]);
-            errs++;
-        }
+    for (size_t j = 0; j < n; j++) {
+        unsigned char want = pattern(src, dst, iter, j);
+        if (p[j] == want)
+            continue;
+        if (errs == 0 && first[0] == '\0')
+            snprintf(first, first_len, "%s block %s offset %zu: expected 0x%02x got 0x%02x", what,
+                     where, j, want, p[j]);
+        if (printed + errs < MAX_ERROR_LINES)
+            fprintf(stderr, "rcoll-bench rank %d: DATA ERROR: %s block %s offset %zu: expected "
+                    "0x%02x got 0x%02x\n", b->rank, what, where, j, want, p[j]);
+        errs++;
     }
     return errs;
 }
 
-/* ------------------------------------------------------------------ measuring */
-
-/* Runs one collective call and returns its duration in seconds. */
-static double timed_call(struct bench *b, rcoll_coll_t coll, const struct impl *im,
-                         const void *s, void *r, size_t bytes)
+/* Verifies one call: every receive block, nothing written past the receive data (up to GUARD
+ * bytes; the whole buffer where nothing is received) and the send blocks unchanged. Returns the
+ * number of wrong bytes; the first is described in first (first_len bytes). */
+static long verify_call(const struct bench *b, const struct impl *im, rcoll_coll_t coll, size_t m,
+                        int root, int iter, const unsigned char *s, const unsigned char *r, long printed,
+                        char *first, size_t first_len)
 {
-    rcoll_status_t st = RCOLL_OK;
+    const struct layout *l = &b->lay;
+    long errs = 0;
+    char where[96];
+    size_t covered = 0;
+    first[0] = '\0';
+    if (receives_here(b, coll, root)) {
+        for (int k = 0; k < l->nrecv; k++) {
+            int src = l->recv_each ? k : root;
+            snprintf(where, sizeof where, "from rank %d (%zu bytes at %zu)", src, l->rcounts[k],
+                     l->rdispls[k]);
+            errs += compare_block(b, "receive", r + l->rdispls[k], l->rcounts[k], src,
+                                  l->send_each ? b->rank : ANY_DST, iter, printed + errs, where, first,
+                                  first_len);
+        }
+        covered = l->rbytes;
+    }
+    for (size_t j = covered; j < l->rbytes + GUARD; j++) {
+        if (r[j] == 0)
+            continue;
+        if (errs == 0 && first[0] == '\0')
+            snprintf(first, first_len, "receive buffer written at byte %zu, outside the expected "
+                     "data (0..%zu): 0x%02x", j, covered, r[j]);
+        if (printed + errs < MAX_ERROR_LINES)
+            fprintf(stderr, "rcoll-bench rank %d: DATA ERROR: receive buffer written at byte %zu, "
+                    "outside the expected data (0..%zu): 0x%02x\n", b->rank, j, covered, r[j]);
+        errs++;
+    }
+    if (sends_here(b, coll, root))
+        for (int k = 0; k < l->nsend; k++) {
+            int dst = l->send_each ? k : ANY_DST;
+            if (dst == ANY_DST)
+                snprintf(where, sizeof where, "(%zu bytes at %zu), changed by the call",
+                         l->scounts[k], l->sdispls[k]);
+            else
+                snprintf(where, sizeof where, "to rank %d (%zu bytes at %zu), changed by the call",
+                         dst, l->scounts[k], l->sdispls[k]);
+            errs += compare_block(b, "send", s + l->sdispls[k], l->scounts[k],
+                                  send_src(b, coll, root), dst, iter, printed + errs, where, first,
+                                  first_len);
+        }
+    if (errs && printed < MAX_ERROR_LINES)
+        fprintf(stderr, "rcoll-bench rank %d: ... in %s impl=%s bytes=%zu root=%d %s %d: %ld wrong "
+                "bytes\n", b->rank, rcoll_coll_name(coll), im->label, m, root,
+                iter >= CHECK_ITER ? "check before timing, call" : "iteration",
+                iter >= CHECK_ITER ? INT_MAX - iter : iter, errs);
+    return errs;
+}
+
+/* ------------------------------------------------------------------ calls */
+
+static int native_call(struct bench *b, rcoll_coll_t coll, void *s, void *r, size_t m, int root)
+{
+    const struct layout *l = &b->lay;
+    int n = (int)m;
+    MPI_Comm c = b->comm;
+    switch (coll) {
+    case RCOLL_COLL_BARRIER:
+        return PMPI_Barrier(c);
+    case RCOLL_COLL_ALLGATHER:
+        return PMPI_Allgather(s, n, MPI_BYTE, r, n, MPI_BYTE, c);
+    case RCOLL_COLL_ALLTOALL:
+        return PMPI_Alltoall(s, n, MPI_BYTE, r, n, MPI_BYTE, c);
+    case RCOLL_COLL_BCAST:
+        return PMPI_Bcast(r, n, MPI_BYTE, root, c);
+    case RCOLL_COLL_GATHER:
+        return PMPI_Gather(s, n, MPI_BYTE, r, n, MPI_BYTE, root, c);
+    case RCOLL_COLL_SCATTER:
+        return PMPI_Scatter(s, n, MPI_BYTE, r, n, MPI_BYTE, root, c);
+    case RCOLL_COLL_ALLGATHERV:
+        return PMPI_Allgatherv(s, l->iscounts[0], MPI_BYTE, r, l->ircounts, l->irdispls, MPI_BYTE, c);
+    case RCOLL_COLL_ALLTOALLV:
+        return PMPI_Alltoallv(s, l->iscounts, l->isdispls, MPI_BYTE, r, l->ircounts, l->irdispls,
+                              MPI_BYTE, c);
+    case RCOLL_COLL_GATHERV:
+        return PMPI_Gatherv(s, l->iscounts[0], MPI_BYTE, r, l->ircounts, l->irdispls, MPI_BYTE, root,
+                            c);
+    case RCOLL_COLL_SCATTERV:
+        return PMPI_Scatterv(s, l->iscounts, l->isdispls, MPI_BYTE, r, l->ircounts[0], MPI_BYTE, root,
+                             c);
+    default:
+        return MPI_ERR_OTHER;
+    }
+}
+
+static rcoll_status_t rcoll_call(struct bench *b, rcoll_coll_t coll, void *s, void *r, size_t m, int root)
+{
+    const struct layout *l = &b->lay;
+    rcoll_team_t *t = b->team;
+    switch (coll) {
+    case RCOLL_COLL_BARRIER:
+        return rcoll_barrier(t);
+    case RCOLL_COLL_ALLGATHER:
+        return rcoll_allgather(t, s, r, m);
+    case RCOLL_COLL_ALLTOALL:
+        return rcoll_alltoall(t, s, r, m);
+    case RCOLL_COLL_BCAST:
+        return rcoll_bcast(t, r, m, root);
+    case RCOLL_COLL_GATHER:
+        return rcoll_gather(t, s, r, m, root);
+    case RCOLL_COLL_SCATTER:
+        return rcoll_scatter(t, s, r, m, root);
+    case RCOLL_COLL_ALLGATHERV:
+        return rcoll_allgatherv(t, s, l->scounts[0], r, l->rcounts, l->rdispls);
+    case RCOLL_COLL_ALLTOALLV:
+        return rcoll_alltoallv(t, s, l->scounts, l->sdispls, r, l->rcounts, l->rdispls);
+    case RCOLL_COLL_GATHERV:
+        return rcoll_gatherv(t, s, l->scounts[0], r, l->rcounts, l->rdispls, root);
+    case RCOLL_COLL_SCATTERV:
+        return rcoll_scatterv(t, s, l->scounts, l->sdispls, r, l->rcounts[0], root);
+    default:
+        return RCOLL_ERR_INVALID;
+    }
+}
+
+/* Runs one collective call and returns its duration in seconds; an rcoll error is returned in
+ * *st (a native error aborts: MPI_ERRORS_ARE_FATAL, or die here). */
+static double timed_call(struct bench *b, rcoll_coll_t coll, const struct impl *im, void *s, void *r,
+                         size_t m, int root, rcoll_status_t *st)
+{
     int rc = MPI_SUCCESS;
     double t0 = PMPI_Wtime();
-    if (im->kind == IMPL_NATIVE) {
-        if (coll == RCOLL_COLL_BARRIER)
-            rc = PMPI_Barrier(b->comm);
-        else
-            rc = PMPI_Allgather(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, b->comm);
-    } else {
-        if (coll == RCOLL_COLL_BARRIER)
-            st = rcoll_barrier(b->team);
-        else
-            st = rcoll_allgather(b->team, s, r, bytes);
-    }
+    if (im->kind == IMPL_NATIVE)
+        rc = native_call(b, coll, s, r, m, root);
+    else
+        *st = rcoll_call(b, coll, s, r, m, root);
     double t1 = PMPI_Wtime();
     if (rc != MPI_SUCCESS)
-        die(b, "native %s failed", rcoll_coll_name(coll));
-    if (st != RCOLL_OK)
-        die_rcoll(b, coll, bytes, st);
+        die(b, "native %s bytes=%zu root=%d failed (MPI error %d)", rcoll_coll_name(coll), m, root, rc);
     return t1 - t0;
 }
 
-/* One iteration (untimed preparation + timed call + untimed check). Returns its time. */
+/* One timed iteration (untimed preparation + timed call + untimed check). Returns its time. */
 static double one_iteration(struct bench *b, const struct options *o, rcoll_coll_t coll,
-                            const struct impl *im, size_t bytes, int iter, long *errs)
+                            const struct impl *im, size_t m, int iter, long *errs)
 {
-    size_t rbytes = (size_t)b->size * bytes;
+    const struct layout *l = &b->lay;
     unsigned char *s = b->sendbuf, *r = b->recvbuf;
-    int data = coll == RCOLL_COLL_ALLGATHER;
+    int data = coll != RCOLL_COLL_BARRIER;
+    int root = root_of(b, o, coll, iter);
     if (data && o->no_reuse) {
-        s = xmalloc(b, bytes);
-        r = xmalloc(b, rbytes);
-        memset(s, 0, bytes);
-        memset(r, 0, rbytes);
+        s = xmalloc(b, l->sbytes + GUARD);
+        r = xmalloc(b, l->rbytes + GUARD);
+        memset(s, 0, l->sbytes + GUARD);
+        memset(r, 0, l->rbytes + GUARD);
     }
-    if (data && o->check) {
-        fill_send(s, bytes, b->rank, iter);
-        memset(r, 0, rbytes);
+    if (o->check)
+        fill_call(b, coll, root, iter, s, r);
+    rcoll_status_t st = RCOLL_OK;
+    double t = timed_call(b, coll, im, s, r, m, root, &st);
+    if (st != RCOLL_OK)
+        die_rcoll(b, coll, m, root, st);
+    if (o->check) {
+        char first[MSG_LEN];
+        *errs += verify_call(b, im, coll, m, root, iter, s, r, *errs, first, sizeof first);
     }
-    double t = timed_call(b, coll, im, s, r, bytes);
-    if (data && o->check)
-        *errs += verify_recv(b, im, r, bytes, iter, *errs);
     if (data && o->no_reuse) {
         free(s);
         free(r);
     }
     return t;
 }
+
+/* ------------------------------------------------------------------ output */
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+/* The keys every record starts with: coll, impl, algo, np, ppn, bytes, then root (rooted
+ * collectives: a rank or "rotate"), skewed (v-forms) and forced (rcoll). */
+static void json_head(const struct bench *b, const struct options *o, rcoll_coll_t coll,
+                      const struct impl *im, const char *algo, size_t bytes)
+{
+    FILE *f = b->json;
+    fprintf(f, "{\"coll\":");
+    json_string(f, rcoll_coll_name(coll));
+    fprintf(f, ",\"impl\":\"%s\",\"algo\":", im->kind == IMPL_NATIVE ? "native" : "rcoll");
+    json_string(f, algo);
+    fprintf(f, ",\"np\":%d,\"ppn\":%d,\"bytes\":%zu", b->size, b->ppn, bytes);
+    if (is_rooted(coll)) {
+        if (o->root == ROOT_ROTATE)
+            fprintf(f, ",\"root\":\"rotate\"");
+        else
+            fprintf(f, ",\"root\":%d", o->root);
+    }
+    if (is_vform(coll))
+        fprintf(f, ",\"skewed\":%s", o->skewed ? "true" : "false");
+    if (im->kind == IMPL_RCOLL)
+        fprintf(f, ",\"forced\":%s", im->algo[0] ? "true" : "false");
+    fprintf(f, ",\"sync\":%s", synced(o, coll) ? "true" : "false");
+}
+
+static void write_json(const struct bench *b, const struct options *o, rcoll_coll_t coll,
+                       const struct impl *im, const struct result *r)
+{
+    FILE *f = b->json;
+    json_head(b, o, coll, im, r->algo, r->bytes);
+    fprintf(f,
+            ",\"avg_us\":%.3f,\"min_us\":%.3f,\"max_us\":%.3f,\"iter_max_us\":%.3f,\"iters\":%d}\n",
+            r->avg_us, r->min_us, r->max_us, r->iter_max_us, r->iters);
+    fflush(f);
+}
+
+static void write_json_error(const struct bench *b, const struct options *o, rcoll_coll_t coll,
+                             const struct impl *im, const char *algo, size_t bytes, const char *msg)
+{
+    FILE *f = b->json;
+    json_head(b, o, coll, im, algo, bytes);
+    fprintf(f, ",\"error\":");
+    json_string(f, msg);
+    fprintf(f, "}\n");
+    fflush(f);
+}
+
+static void describe_variant(const struct options *o, rcoll_coll_t coll, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (is_rooted(coll)) {
+        if (o->root == ROOT_ROTATE)
+            snprintf(buf, len, " root=rotate");
+        else
+            snprintf(buf, len, " root=%d", o->root);
+    }
+    if (is_vform(coll)) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, len - n, " counts=%s", o->skewed ? "skewed" : "equal");
+    }
+}
+
+static void print_header(const struct bench *b, const struct options *o, rcoll_coll_t coll,
+                         const struct impl *im, const char *algo)
+{
+    char variant[64];
+    describe_variant(o, coll, variant, sizeof variant);
+    printf("\n# rcoll-bench %s impl=%s algo=%s np=%d ppn=%d%s\n", rcoll_coll_name(coll), im->label,
+           algo, b->size, b->ppn, variant);
+    printf("# Size  Avg Latency(us)  Min Latency(us)  Max Latency(us)  Iterations\n");
+}
+
+/* Prints one impl's rows; a new header starts whenever the resolved algorithm changes. */
+static void print_block(const struct bench *b, const struct options *o, rcoll_coll_t coll,
+                        const struct impl *im, const struct impl_results *ir)
+{
+    const char *cur = NULL;
+    for (int k = 0; k < ir->n; k++) {
+        const struct result *r = &ir->rows[k];
+        if (!cur || strcmp(cur, r->algo) != 0) {
+            print_header(b, o, coll, im, r->algo);
+            cur = r->algo;
+        }
+        printf("%-10zu%18.2f%18.2f%18.2f%12d\n", r->bytes, r->avg_us, r->min_us, r->max_us,
+               r->iters);
+    }
+    fflush(stdout);
+}
+
+/* ------------------------------------------------------------------ measuring */
 
 /* Forces im's algorithm (if any) on every rank. Returns 0 to measure, -1 to skip (agreed). */
 static int force_algorithm(struct bench *b, rcoll_coll_t coll, struct impl *im)
@@ -495,7 +974,108 @@ static void unforce_algorithm(struct bench *b, rcoll_coll_t coll, const struct i
         return;
     rcoll_status_t st = rcoll_team_force_algorithm(b->team, coll, NULL);
     if (st != RCOLL_OK)
-        die_rcoll(b, coll, 0, st);
+        die_rcoll(b, coll, 0, 0, st);
+}
+
+/* A fresh team after an rcoll error, so that nothing of the failed call (sequence numbers,
+ * forced algorithm) carries over to the next measurements. Every rank calls it. */
+static void recreate_team(struct bench *b)
+{
+    PMPI_Barrier(b->comm);
+    rcoll_team_destroy(b->team);
+    b->team = NULL;
+    rcoll_oob_t oob;
+    rcoll_oob_from_mpi_comm(&b->comm, &oob);
+    rcoll_status_t st = rcoll_team_create(b->ctx, &oob, &b->team);
+    if (st != RCOLL_OK)
+        die(b, "rcoll_team_create after an rcoll error: %s", rcoll_strerror(st));
+}
+
+/* After a failed check, agreed by all: rank 0 gathers every rank's message, prints them (stderr)
+ * and a '# FAILED' line (stdout), and writes the JSON error record. */
+static void report_failure(struct bench *b, const struct options *o, rcoll_coll_t coll,
+                           const struct impl *im, size_t m, int root, const char *mine,
+                           const char *algo)
+{
+    char *all = b->rank == 0 ? xmalloc(b, (size_t)b->size * MSG_LEN) : NULL;
+    char buf[MSG_LEN];
+    snprintf(buf, sizeof buf, "%s", mine);
+    PMPI_Gather(buf, MSG_LEN, MPI_CHAR, all, MSG_LEN, MPI_CHAR, 0, b->comm);
+    b->failures++;
+    if (b->rank != 0)
+        return;
+    char variant[64];
+    describe_variant(o, coll, variant, sizeof variant);
+    int nbad = 0, first = -1;
+    for (int r = 0; r < b->size; r++) {
+        const char *msg = all + (size_t)r * MSG_LEN;
+        if (!msg[0])
+            continue;
+        nbad++;
+        if (first < 0)
+            first = r;
+        int seen = 0; /* the same message from several ranks is printed once, with their list */
+        for (int q = 0; q < r && !seen; q++)
+            seen = strcmp(all + (size_t)q * MSG_LEN, msg) == 0;
+        if (seen)
+            continue;
+        fprintf(stderr, "rcoll-bench: FAILED %s impl=%s bytes=%zu%s on rank(s)", rcoll_coll_name(coll),
+                im->label, m, variant);
+        for (int q = r; q < b->size; q++)
+            if (strcmp(all + (size_t)q * MSG_LEN, msg) == 0)
+                fprintf(stderr, " %d", q);
+        fprintf(stderr, ": %s\n", msg);
+    }
+    char at_root[32] = "";
+    if (o->root == ROOT_ROTATE && is_rooted(coll))
+        snprintf(at_root, sizeof at_root, "call with root %d: ", root);
+    char summary[MSG_LEN + 96];
+    snprintf(summary, sizeof summary, "%s%d of %d ranks, first rank %d: %s", at_root, nbad, b->size,
+             first, first >= 0 ? all + (size_t)first * MSG_LEN : "?");
+    printf("# FAILED: %s impl=%s algo=%s bytes=%zu%s: %s; not measured further for %s\n",
+           rcoll_coll_name(coll), im->label, algo, m, variant, summary, rcoll_coll_name(coll));
+    fflush(stdout);
+    fflush(stderr);
+    if (b->json)
+        write_json_error(b, o, coll, im, algo, m, summary);
+    free(all);
+}
+
+/* Untimed check of one (coll, impl, size) before timing it: one call (one per root with --root
+ * rotate), its data verified, the outcome agreed by every rank. Returns 0 if it passed; else
+ * the failure is reported and, for rcoll, the team recreated. */
+static int check_block(struct bench *b, const struct options *o, rcoll_coll_t coll, struct impl *im,
+                       size_t m)
+{
+    int nroots = is_rooted(coll) && o->root == ROOT_ROTATE ? b->size : 1;
+    for (int k = 0; k < nroots; k++) {
+        int root = is_rooted(coll) ? (o->root == ROOT_ROTATE ? k : o->root) : 0;
+        int iter = INT_MAX - k;
+        unsigned char *s = b->sendbuf, *r = b->recvbuf;
+        fill_call(b, coll, root, iter, s, r);
+        rcoll_status_t st = RCOLL_OK;
+        timed_call(b, coll, im, s, r, m, root, &st);
+        char msg[MSG_LEN] = "";
+        if (st != RCOLL_OK) {
+            const char *detail = rcoll_team_last_error(b->team);
+            snprintf(msg, sizeof msg, "rcoll error: %s%s%s", rcoll_strerror(st), detail[0] ? ": " : "",
+                     detail);
+        }
+        else if (verify_call(b, im, coll, m, root, iter, s, r, 0, msg, sizeof msg) && !msg[0])
+            snprintf(msg, sizeof msg, "wrong data");
+        int bad = msg[0] != '\0', nbad = 0;
+        PMPI_Allreduce(&bad, &nbad, 1, MPI_INT, MPI_SUM, b->comm);
+        if (!nbad)
+            continue;
+        char algo[ALGO_LEN];
+        snprintf(algo, sizeof algo, "%s",
+                 im->kind == IMPL_NATIVE ? "native" : rcoll_team_last_algorithm(b->team));
+        report_failure(b, o, coll, im, m, root, msg, algo);
+        if (im->kind == IMPL_RCOLL)
+            recreate_team(b);
+        return -1;
+    }
+    return 0;
 }
 
 /* Reduces this rank's per-iteration times into rank 0's result. */
@@ -521,87 +1101,42 @@ static void reduce_times(struct bench *b, int iters, struct result *res)
     res->iters = iters;
 }
 
-/* Measures one (coll, impl, size) block. Returns 0 with *res filled on rank 0, -1 if skipped. */
+/* Measures one (coll, impl, size) block. Returns 0 with *res filled on rank 0, -1 if skipped
+ * or failed (im->failed set). */
 static int measure(struct bench *b, const struct options *o, rcoll_coll_t coll, struct impl *im,
-                   size_t bytes, struct result *res)
+                   size_t m, struct result *res)
 {
     if (force_algorithm(b, coll, im))
         return -1;
-    int warm = warmup_iters(o, bytes), iters = timed_iters(o, bytes);
+    if (check_block(b, o, coll, im, m)) { /* reported; an rcoll team was recreated (unforced) */
+        im->failed = 1;
+        return -1;
+    }
+    int warm = warmup_iters(o, m), iters = timed_iters(o, m);
     long errs = 0;
     PMPI_Barrier(b->comm);
-    for (int i = 0; i < warm; i++)
-        one_iteration(b, o, coll, im, bytes, i, &errs);
-    for (int i = 0; i < iters; i++)
-        b->times[i] = one_iteration(b, o, coll, im, bytes, warm + i, &errs);
+    int sync = synced(o, coll);
+    for (int i = 0; i < warm; i++) {
+        one_iteration(b, o, coll, im, m, i, &errs);
+        if (sync)
+            PMPI_Barrier(b->comm);
+    }
+    for (int i = 0; i < iters; i++) {
+        b->times[i] = one_iteration(b, o, coll, im, m, warm + i, &errs);
+        if (sync)
+            PMPI_Barrier(b->comm);
+    }
     memset(res, 0, sizeof *res);
-    res->bytes = bytes;
+    res->bytes = m;
     snprintf(res->algo, sizeof res->algo, "%s",
              im->kind == IMPL_NATIVE ? "native" : rcoll_team_last_algorithm(b->team));
     unforce_algorithm(b, coll, im);
     reduce_times(b, iters, res);
     if (errs)
         fprintf(stderr, "rcoll-bench rank %d: %ld data errors in %s impl=%s bytes=%zu\n", b->rank,
-                errs, rcoll_coll_name(coll), im->label, bytes);
+                errs, rcoll_coll_name(coll), im->label, m);
     b->errors += errs;
     return 0;
-}
-
-/* ------------------------------------------------------------------ output */
-
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
-static void write_json(const struct bench *b, rcoll_coll_t coll, const struct impl *im,
-                       const struct result *r)
-{
-    FILE *f = b->json;
-    fprintf(f, "{\"coll\":");
-    json_string(f, rcoll_coll_name(coll));
-    fprintf(f, ",\"impl\":\"%s\",\"algo\":", im->kind == IMPL_NATIVE ? "native" : "rcoll");
-    json_string(f, r->algo);
-    fprintf(f,
-            ",\"np\":%d,\"ppn\":%d,\"bytes\":%zu,\"avg_us\":%.3f,\"min_us\":%.3f,\"max_us\":%.3f,"
-            "\"iter_max_us\":%.3f,\"iters\":%d}\n",
-            b->size, b->ppn, r->bytes, r->avg_us, r->min_us, r->max_us, r->iter_max_us, r->iters);
-    fflush(f);
-}
-
-static void print_header(const struct bench *b, rcoll_coll_t coll, const struct impl *im,
-                         const char *algo)
-{
-    printf("\n# rcoll-bench %s impl=%s algo=%s np=%d ppn=%d\n", rcoll_coll_name(coll), im->label,
-           algo, b->size, b->ppn);
-    printf("# Size  Avg Latency(us)  Min Latency(us)  Max Latency(us)  Iterations\n");
-}
-
-/* Prints one impl's rows; a new header starts whenever the resolved algorithm changes. */
-static void print_block(const struct bench *b, rcoll_coll_t coll, const struct impl *im,
-                        const struct impl_results *ir)
-{
-    const char *cur = NULL;
-    for (int k = 0; k < ir->n; k++) {
-        const struct result *r = &ir->rows[k];
-        if (!cur || strcmp(cur, r->algo) != 0) {
-            print_header(b, coll, im, r->algo);
-            cur = r->algo;
-        }
-        printf("%-10zu%18.2f%18.2f%18.2f%12d\n", r->bytes, r->avg_us, r->min_us, r->max_us,
-               r->iters);
-    }
-    fflush(stdout);
 }
 
 /* ------------------------------------------------------------------ driver */
@@ -614,24 +1149,27 @@ static void run_coll(struct bench *b, struct options *o, rcoll_coll_t coll)
         ir[k].rows = xmalloc(b, sizeof(struct result) * (size_t)maxrows);
         ir[k].n = 0;
         o->impls[k].skip_reported = 0;
+        o->impls[k].failed = 0;
     }
     size_t bytes = 0;
     for (int first = 1; next_size(o, coll, bytes, first, &bytes); first = 0) {
+        if (set_layout(b, o, coll, bytes))
+            die(b, "%s bytes=%zu: counts do not fit in an int", rcoll_coll_name(coll), bytes);
         for (int k = 0; k < o->nimpls; k++) {
             struct impl *im = &o->impls[k];
-            if (im->kind == IMPL_RCOLL && !b->team)
+            if ((im->kind == IMPL_RCOLL && !b->team) || im->failed)
                 continue;
             struct result *res = &ir[k].rows[ir[k].n];
             if (measure(b, o, coll, im, bytes, res))
                 continue;
             ir[k].n++;
             if (b->rank == 0 && b->json)
-                write_json(b, coll, im, res);
+                write_json(b, o, coll, im, res);
         }
     }
     for (int k = 0; k < o->nimpls; k++) {
         if (b->rank == 0 && ir[k].n > 0)
-            print_block(b, coll, &o->impls[k], &ir[k]);
+            print_block(b, o, coll, &o->impls[k], &ir[k]);
         free(ir[k].rows);
     }
 }
@@ -644,21 +1182,27 @@ static int wants_rcoll(const struct options *o)
     return 0;
 }
 
-static void setup(struct bench *b, const struct options *o, rcoll_context_t **ctx)
+static void setup(struct bench *b, const struct options *o)
 {
     PMPI_Comm_rank(b->comm, &b->rank);
     PMPI_Comm_size(b->comm, &b->size);
     b->ppn = node_ppn(b->comm);
-    if (o->max_bytes > (size_t)INT_MAX / (size_t)b->size)
-        die(b, "%s", "-m MAX times np does not fit in an int count");
-    size_t maxb = 0;
-    for (int k = 0; k < o->ncolls; k++)
-        if (o->colls[k] == RCOLL_COLL_ALLGATHER)
-            maxb = o->max_bytes;
-    b->sendbuf = xmalloc(b, maxb);
-    b->recvbuf = xmalloc(b, maxb * (size_t)b->size);
-    memset(b->sendbuf, 1, maxb);
-    memset(b->recvbuf, 0, maxb * (size_t)b->size);
+    layout_alloc(b);
+    size_t maxs = 0, maxr = 0;
+    for (int k = 0; k < o->ncolls; k++) {
+        /* the extents grow with the size: the largest is at max_bytes */
+        if (set_layout(b, o, o->colls[k], o->colls[k] == RCOLL_COLL_BARRIER ? 0 : o->max_bytes))
+            die(b, "-m MAX %zu is too large for %s at np=%d: a count or extent exceeds INT_MAX",
+                o->max_bytes, rcoll_coll_name(o->colls[k]), b->size);
+        if (b->lay.sbytes > maxs)
+            maxs = b->lay.sbytes;
+        if (b->lay.rbytes > maxr)
+            maxr = b->lay.rbytes;
+    }
+    b->sendbuf = xmalloc(b, maxs + GUARD);
+    b->recvbuf = xmalloc(b, maxr + GUARD);
+    memset(b->sendbuf, 1, maxs + GUARD);
+    memset(b->recvbuf, 0, maxr + GUARD);
     int n = o->iters > 1 ? o->iters : 1;
     b->times = xmalloc(b, sizeof(double) * (size_t)n);
     b->maxtimes = xmalloc(b, sizeof(double) * (size_t)n);
@@ -669,25 +1213,26 @@ static void setup(struct bench *b, const struct options *o, rcoll_context_t **ct
     }
     if (!wants_rcoll(o))
         return;
-    rcoll_status_t st = rcoll_context_create(ctx);
+    rcoll_status_t st = rcoll_context_create(&b->ctx);
     if (st != RCOLL_OK)
         die(b, "rcoll_context_create: %s", rcoll_strerror(st));
     rcoll_oob_t oob;
     rcoll_oob_from_mpi_comm(&b->comm, &oob);
-    st = rcoll_team_create(*ctx, &oob, &b->team);
+    st = rcoll_team_create(b->ctx, &oob, &b->team);
     if (st != RCOLL_OK)
         die(b, "rcoll_team_create: %s", rcoll_strerror(st));
 }
 
-static void teardown(struct bench *b, rcoll_context_t *ctx)
+static void teardown(struct bench *b)
 {
     PMPI_Barrier(b->comm);
     if (b->team)
         rcoll_team_destroy(b->team);
-    if (ctx)
-        rcoll_context_destroy(ctx);
+    if (b->ctx)
+        rcoll_context_destroy(b->ctx);
     if (b->json)
         fclose(b->json);
+    layout_free(&b->lay);
     free(b->sendbuf);
     free(b->recvbuf);
     free(b->times);
@@ -699,15 +1244,21 @@ static void print_preamble(const struct bench *b, const struct options *o)
     if (b->rank != 0)
         return;
     printf("# rcoll-bench np=%d ppn=%d iters=%d warmup=%d (scaled down above %d bytes) "
-           "check=%s buffers=%s impls=", b->size, b->ppn, o->iters, o->warmup, BIG_BYTES,
-           o->check ? "on" : "off", o->no_reuse ? "fresh" : "reused");
+           "check=%s buffers=%s", b->size, b->ppn, o->iters, o->warmup, BIG_BYTES,
+           o->check ? "every-iteration" : "first-call", o->no_reuse ? "fresh" : "reused");
+    if (o->root == ROOT_ROTATE)
+        printf(" root=rotate");
+    else
+        printf(" root=%d", o->root);
+    printf(" counts=%s sync=%s impls=", o->skewed ? "skewed" : "equal",
+           o->sync == SYNC_ALL ? "all" : o->sync == SYNC_NONE ? "none" : "rooted");
     for (int k = 0; k < o->nimpls; k++)
         printf("%s%s", k ? "," : "", o->impls[k].label);
     printf("\n");
     fflush(stdout);
 }
 
-/* Sums data errors; rank 0 lists the ranks that saw any. Returns the total. */
+/* Sums data errors of checked timed iterations; rank 0 lists the ranks that saw any. */
 static long report_errors(struct bench *b)
 {
     long total = 0;
@@ -735,8 +1286,13 @@ int main(int argc, char **argv)
     memset(&b, 0, sizeof b);
     b.comm = MPI_COMM_WORLD;
     PMPI_Comm_rank(b.comm, &b.rank);
+    PMPI_Comm_size(b.comm, &b.size);
     char err[256] = "";
     int pr = parse_options(argc, argv, &o, err, sizeof err);
+    if (pr == 0 && o.root >= b.size) {
+        snprintf(err, sizeof err, "--root %d is not a rank (np=%d)", o.root, b.size);
+        pr = -1;
+    }
     if (pr != 0) {
         if (b.rank == 0) {
             if (pr < 0)
@@ -746,13 +1302,18 @@ int main(int argc, char **argv)
         PMPI_Finalize();
         return pr < 0 ? 1 : 0;
     }
-    rcoll_context_t *ctx = NULL;
-    setup(&b, &o, &ctx);
+    setup(&b, &o);
     print_preamble(&b, &o);
     for (int k = 0; k < o.ncolls; k++)
         run_coll(&b, &o, o.colls[k]);
     long errors = o.check ? report_errors(&b) : 0;
-    teardown(&b, ctx);
+    if (b.failures && b.rank == 0) {
+        fprintf(stderr, "rcoll-bench: FAILED: %d checks before timing failed (the '# FAILED' "
+                "lines)\n", b.failures);
+        printf("# FAILED: %d checks failed; exit status 1\n", b.failures);
+        fflush(stdout);
+    }
+    teardown(&b);
     PMPI_Finalize();
-    return errors ? 1 : 0;
+    return errors || b.failures ? 1 : 0;
 }

@@ -51,6 +51,7 @@ extern const rcoll_algo_t rcoll_allgather_bruck;
 extern const rcoll_algo_t rcoll_allgather_direct;
 extern const rcoll_algo_t rcoll_allgather_direct_read;
 extern const rcoll_algo_t rcoll_alltoall_direct;
+extern const rcoll_algo_t rcoll_alltoall_direct_read;
 extern const rcoll_algo_t rcoll_alltoall_pairwise;
 extern const rcoll_algo_t rcoll_alltoall_bruck;
 extern const rcoll_algo_t rcoll_alltoall_standard_exchange;

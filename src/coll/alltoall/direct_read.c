@@ -1,0 +1,59 @@
+/* Alltoall Direct-read: each rank publishes its whole send buffer once, every peer reads its
+ * own block of it.
+ * Paper: seed 001 (Qian), chapter 6, the shared-memory Direct ("Shm-Direct") alltoall: instead
+ * of writing P-1 blocks into P-1 peers' slots, a rank copies its P blocks once into its own
+ * outbox in shared memory (all of them inline in its published cache line when P*m <= 48
+ * bytes) and raises one word; peer q copies block q out of it as soon as it sees the word, in
+ * whatever order the ranks arrive, never waiting on one late rank while another's data is
+ * ready. On an RDMA transport the same is a read of the peer's registered outbox.
+ * Steps: one. Copies per rank: P*m in, (P-1)*m out; no remote cache line is written, so a
+ * rank that shares its core with others never waits for a particular peer to have run since a
+ * given step.
+ * Bytes on the wire per rank: (P-1) * m read.
+ * When it wins: ranks sharing cores (any m whose P*m fits the outbox), tiny blocks. When P*m
+ * exceeds the outbox (RCOLL_INBOX_BYTES) it runs direct (single-copy writes) instead. */
+#include "coll/coll.h"
+
+static void take_ready(rcoll_args_t *a, int *pending, int *count)
+{
+    char *rbuf = a->recvbuf;
+    for (int i = 0; i < *count; i++) {
+        int q = pending[i];
+        rcoll_event_t ev = rcoll_ev_published(q, a->seq);
+        if (!a->tl->ops->test(a->tl, &ev))
+            continue;
+        a->tl->ops->get(a->tl, q, a->seq, rbuf + (size_t)q * a->bytes, a->bytes,
+                        (size_t)a->rank * a->bytes);
+        pending[i--] = pending[--*count];
+    }
+}
+
+static rcoll_status_t alltoall_direct_read(rcoll_args_t *a)
+{
+    size_t total = (size_t)a->size * a->bytes;
+    if (total > a->tl->inbox_bytes)
+        return rcoll_alltoall_direct.run(a);
+    rcoll_status_t st = a->tl->ops->publish(a->tl, a->seq, a->sendbuf, total);
+    if (st != RCOLL_OK)
+        return st;
+    int *pending = a->team->scratch, count = a->size - 1;
+    for (int i = 1; i < a->size; i++)
+        pending[i - 1] = (a->rank + i) % a->size;
+    rcoll_waiter_t w;
+    rcoll_waiter_start(&w, &a->team->wait);
+    while (count > 0) {
+        int before = count;
+        take_ready(a, pending, &count);
+        if (count == before) {
+            rcoll_event_t first = rcoll_ev_published(pending[0], a->seq);
+            if ((st = a->tl->ops->pause(a->tl, &w, &first)) != RCOLL_OK)
+                return st;
+        }
+    }
+    return RCOLL_OK;
+}
+
+const rcoll_algo_t rcoll_alltoall_direct_read = {
+    "direct_read", RCOLL_COLL_ALLTOALL,
+    "seed 001 ch. 6 Shm-Direct: publish all P blocks once, each peer reads its own, arrival order",
+    alltoall_direct_read, NULL};

@@ -539,11 +539,15 @@ static void layout(shm_tl_t *s, const struct rcoll_team *t, size_t inbox_bytes)
     s->off_inbox = s->off_bounce + (size_t)t->local_size * sizeof(bounce_channel_t);
     s->base.inbox_bytes = inbox_bytes;
     /* The seed's M_T is 4 KB for InfiniBand, where copying is the cost. Here a single copy is a
-     * process_vm_writev system call (~2.5 us with page pinning), while copying twice through
-     * shared memory moves every cache line between the cores twice; measured crossover on the
-     * 2-core machine: 8-32 KB depending on how fast lines move between its cores that day; 8 KB
-     * never loses much in either state (docs/tuning.md). */
-    s->base.zcopy_threshold = t->ctx->cfg.zcopy_threshold ? t->ctx->cfg.zcopy_threshold : 8 * 1024;
+     * process_vm_writev system call (~2.5 us with page pinning), while a copy through shared
+     * memory with non-temporal stores (copy_out) costs ~0.1 us per KB on each side. Measured on
+     * the 2-core machine (rcoll-bench against Open MPI and MPICH, docs/tuning.md): 32 KB beats
+     * 8 and 16 KB at 8-16 KB by 0.3-0.45x native and loses nothing above. When ranks outnumber
+     * cores a single copy must also wait for its receiver to have run (a context switch or
+     * several) while a copy goes out at once: 64 KB there (gather/scatter at 4 ranks on 2
+     * cores, 8-64 KB: copy 1.9-8 us, single copy 4.7-22 us). */
+    size_t dflt = t->wait.crowded ? 64 * 1024 : 32 * 1024;
+    s->base.zcopy_threshold = t->ctx->cfg.zcopy_threshold ? t->ctx->cfg.zcopy_threshold : dflt;
     s->area_bytes = (s->off_inbox + 4 * inbox_bytes + 4095) & ~(size_t)4095; /* in- and outbox */
     s->seg_bytes = SHM_HEADER_BYTES + (size_t)t->local_size * s->area_bytes;
 }

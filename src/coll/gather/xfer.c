@@ -3,26 +3,11 @@
 
 #include <string.h>
 
-/* Ranks outnumber cores (one node, automatic waiting): a single-copy write must wait until its
- * receiver has run and arrived -- a context switch at least, often several -- while a copy
- * into its inbox goes out as soon as the sender runs. Measured with 4 ranks on 2 cores
- * (rcoll-bench, direct, avg over ranks, two runs) at 8 / 16 / 32 / 64 KB:
- *   gather   copy-based 1.9 / 3.2 / 5.1 / 7.7-8.1 us, single copy 4.7 / 5.2-5.5 / 6.7-7.9 / 11.8
- *   scatter  copy-based 1.6-2.2 / 3.0-3.6 / 5.6-9.2 / 12-16 us, single copy 10-15 / 11-15 /
- *            11-15 / 17-22
- * Unless RCOLL_ZCOPY_THRESHOLD is set, messages up to this size go copy-based there (when they
- * fit the inbox). */
-#define GS_CROWDED_COPY_MAX (64 * 1024)
-
-/* Largest message that goes copy-based. */
+/* Largest message that goes copy-based (the transport's threshold: when ranks outnumber
+ * cores shm raises it, as a single copy must wait for its receiver to have run). */
 static size_t copy_max(const rcoll_args_t *a)
 {
-    const struct rcoll_team *t = a->team;
-    size_t max = a->tl->zcopy_threshold ? a->tl->zcopy_threshold - 1 : 0;
-    if (t->wait.crowded && t->node_count == 1 && !t->ctx->cfg.zcopy_threshold &&
-        max < GS_CROWDED_COPY_MAX)
-        max = GS_CROWDED_COPY_MAX;
-    return max;
+    return a->tl->zcopy_threshold ? a->tl->zcopy_threshold - 1 : 0;
 }
 
 gs_proto_t gs_proto(const rcoll_args_t *a, size_t bytes, size_t inbox_end)

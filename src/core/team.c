@@ -315,8 +315,13 @@ static const rcoll_algo_t *choose(struct rcoll_team *t, rcoll_coll_t coll, size_
 {
     const rcoll_algo_t *a = t->forced[coll];
     if (t->ctx->cfg.log_level < RCOLL_LOG_INFO) {
-        if (!a)
-            a = rcoll_select(&t->ctx->cfg, coll, bytes, t->size, t->ppn_max, t->node_cores, NULL, 0);
+        if (a)
+            return a;
+        if (t->chosen[coll].algo && t->chosen[coll].bytes == bytes) /* the same as last time */
+            return t->chosen[coll].algo;
+        a = rcoll_select(&t->ctx->cfg, coll, bytes, t->size, t->ppn_max, t->node_cores, NULL, 0);
+        t->chosen[coll].bytes = bytes;
+        t->chosen[coll].algo = a;
         if (a)
             return a;
     }

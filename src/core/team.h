@@ -35,6 +35,10 @@ struct rcoll_team {
     uint64_t seq;       /* sequence number of the current or last collective */
     const char *coll;   /* name of the collective running now (for messages) */
     const struct rcoll_algo *forced[RCOLL_COLL_COUNT];
+    struct {                          /* the last automatic choice per collective */
+        size_t bytes;
+        const struct rcoll_algo *algo;
+    } chosen[RCOLL_COLL_COUNT];
     const char *last_algo;
     char last_error[1024];
     rcoll_wait_policy_t wait;

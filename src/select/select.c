@@ -59,14 +59,16 @@ static const rule_t rules[] = {
      "large blocks, small team: one single-copy write per peer, all in flight"},
     {RCOLL_COLL_ALLGATHER, ANY_BYTES, ANY_SIZE, -1, &rcoll_allgather_ring,
      "large blocks, larger team: neighbour writes, bandwidth-bound"},
-    {RCOLL_COLL_ALLTOALL, 1024 * 1024, 64, 1, &rcoll_alltoall_direct_read,
+    {RCOLL_COLL_ALLTOALL, 64 * 1024, 64, 1, &rcoll_alltoall_direct_read,
      "ranks share cores: one copy of the P blocks into shared memory, each peer reads its own "
-     "in arrival order, no remote writes (np=4 on 2 cores: 0.4-0.7x native up to 128 KB; runs "
-     "direct when P*m exceeds the outbox)"},
+     "in arrival order, no remote writes (np=4 on 2 cores: 0.3-0.7x native up to 64 KB, "
+     "1.1-1.3x at 128-256 KB where direct is 0.85-0.9x; runs direct when P*m exceeds the "
+     "outbox)"},
     {RCOLL_COLL_ALLTOALL, ANY_BYTES, 64, 1, &rcoll_alltoall_direct,
      "ranks share cores, large blocks: every block written once, single copy, arrival order"},
-    {RCOLL_COLL_ALLTOALL, 8 * 1024, 16, -1, &rcoll_alltoall_direct_read,
-     "small blocks, small team: one step, each rank writes only its own line or outbox"},
+    {RCOLL_COLL_ALLTOALL, 1024, 16, -1, &rcoll_alltoall_direct_read,
+     "small blocks, small team: one step, each rank writes only its own line or outbox (from "
+     "2 KB at np=2 direct's one write per peer wins: 0.3-0.5x against 0.8-1.5x)"},
     {RCOLL_COLL_ALLTOALL, 256, 7, -1, &rcoll_alltoall_direct,
      "tiny blocks, small team: N-1 writes cost little more than log2 N steps"},
     {RCOLL_COLL_ALLTOALL, 256, ANY_SIZE, -1, &rcoll_alltoall_bruck,

@@ -62,6 +62,7 @@ extern const rcoll_algo_t rcoll_gather_binomial;
 extern const rcoll_algo_t rcoll_gather_direct;
 extern const rcoll_algo_t rcoll_scatter_binomial;
 extern const rcoll_algo_t rcoll_scatter_direct;
+extern const rcoll_algo_t rcoll_scatter_direct_read;
 extern const rcoll_algo_t rcoll_allgatherv_direct;
 extern const rcoll_algo_t rcoll_alltoallv_direct;
 extern const rcoll_algo_t rcoll_gatherv_direct;

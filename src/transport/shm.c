@@ -17,7 +17,8 @@
  * reads. Single copy for large data goes by CMA (process_vm_writev) into the address the
  * receiver advertised when it arrived; where CMA is not permitted (found once, at creation, or
  * RCOLL_CMA=0) the same put goes chunk by chunk through the bounce area and the receiver copies
- * it out while it waits (its wait runs the transport's progress).
+ * it out while it waits (its wait runs the transport's progress). A single-copy read
+ * (get_user, process_vm_readv from the address a peer advertised) exists only with CMA.
  *
  * The segment is created by the node's first rank, mapped by the others and unlinked as soon as
  * everyone has mapped it, so nothing is left in /dev/shm even if a process is killed later. */
@@ -396,6 +397,26 @@ static rcoll_status_t cma_write(shm_tl_t *s, int peer, const void *src, size_t l
     return RCOLL_OK;
 }
 
+static rcoll_status_t cma_read(shm_tl_t *s, int peer, void *dst, size_t len, uint64_t src)
+{
+    size_t done = 0;
+    while (done < len) {
+        struct iovec local = {(char *)dst + done, len - done};
+        struct iovec remote = {(void *)(uintptr_t)(src + done), len - done};
+        ssize_t n = process_vm_readv(s->team->pid_of[peer], &local, 1, &remote, 1, 0);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            return rcoll_team_error(s->team, n < 0 && errno == ESRCH ? RCOLL_ERR_PEER_DEAD
+                                                                      : RCOLL_ERR_SYSTEM,
+                                    "%s: single-copy read of %zu bytes from rank %d failed: %s",
+                                    s->team->coll, len, peer, n < 0 ? strerror(errno) : "no progress");
+        }
+        done += (size_t)n;
+    }
+    return RCOLL_OK;
+}
+
 /* Fallback single copy: through the receiver's bounce channel, one chunk in flight. */
 static rcoll_status_t bounce_write(shm_tl_t *s, int peer, const void *src, size_t len, uint64_t dst)
 {
@@ -435,6 +456,22 @@ static rcoll_status_t shm_put_user(rcoll_tl_t *tl, int peer, uint64_t seq, unsig
     if (step != RCOLL_NO_SIGNAL)
         rcoll_line_post(signal_line(s, peer, s->team->rank, seq), RCOLL_SIGNAL(seq, step));
     return RCOLL_OK;
+}
+
+static rcoll_status_t shm_get_user(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len,
+                                   size_t remote_offset)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    if (!s->base.single_copy)
+        return rcoll_team_error(s->team, RCOLL_ERR_UNSUPPORTED, "%s: single-copy read without CMA",
+                                s->team->coll);
+    rcoll_line_t *adv = &head_of(s, peer)->arrival[seq & 1];
+    rcoll_status_t st = wait_line(s, adv, seq, peer);
+    if (st != RCOLL_OK || !len)
+        return st;
+    uint64_t base;
+    memcpy(&base, adv->payload, sizeof base);
+    return cma_read(s, peer, dst, len, base + remote_offset);
 }
 
 /* My outbox of parity seq&1 is free once every local peer has finished collective seq-2. */
@@ -512,6 +549,7 @@ static const rcoll_tl_ops_t shm_ops = {
     .put_user = shm_put_user,
     .publish = shm_publish,
     .get = shm_get,
+    .get_user = shm_get_user,
     .signal = shm_signal,
     .release = shm_release,
     .test = shm_test,

@@ -13,6 +13,9 @@
  * - publish:    copy into my own outbox (inline in my published line when tiny) and raise my
  *               published word; every peer may then `get` it, or a part of it -- one copy in,
  *               one out per reader (on RDMA: a read of the peer's registered outbox).
+ * - get_user:   single copy out of the buffer the peer advertised when it entered (the RDMA
+ *               read; CMA process_vm_readv on shm). Only where `single_copy` holds; the peer
+ *               must stay in the collective until the reader tells it (a signal) it is done.
  * - signal:     raise the signal only.
  * - events:     what a rank can wait for: a signal from a source, a peer's arrival (its
  *               advertisement), the release word of a root (one-step release every rank polls).
@@ -61,6 +64,10 @@ typedef struct {
     /* After the peer's RCOLL_EV_PUBLISHED for seq: copy len bytes of what it published, from
      * `offset` on (a reader may take only its part). */
     void (*get)(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len, size_t offset);
+    /* Waits for the peer's arrival, then reads len bytes at remote_offset of its advertised
+     * buffer. RCOLL_ERR_UNSUPPORTED unless tl->single_copy. */
+    rcoll_status_t (*get_user)(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len,
+                               size_t remote_offset);
     void (*signal)(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step);
     void (*release)(rcoll_tl_t *tl, uint64_t seq);
     bool (*test)(rcoll_tl_t *tl, const rcoll_event_t *ev);
@@ -73,7 +80,7 @@ struct rcoll_tl {
     const rcoll_tl_ops_t *ops;
     size_t inbox_bytes;   /* usable bytes of one inbox, and of one outbox */
     size_t zcopy_threshold; /* messages of at least this many bytes go single copy */
-    bool single_copy;     /* put_user is a true single copy (CMA) */
+    bool single_copy;     /* put_user is a true single copy (CMA), get_user works */
     const rcoll_wait_policy_t *wait; /* the team's wait policy */
 };
 

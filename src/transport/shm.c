@@ -109,15 +109,17 @@ static unsigned char *outbox_of(shm_tl_t *s, int rank, uint64_t seq)
     return inbox_of(s, rank, seq) + 2 * s->base.inbox_bytes;
 }
 
-/* Copy into a peer-visible slot. From 4 KB on with non-temporal stores where the CPU has them:
+/* Copy into a peer-visible slot. From 16 KB on with non-temporal stores where the CPU has them:
  * a peer read these lines in the last call, and taking each back (read for ownership) made the
- * writer's copy of 64 KB take 28 us instead of 3.3 us on the 2-core test machine (the reader's
- * copy-out is unchanged). glibc's memcpy switches to such stores by itself only near 1 MB. The
+ * writer's copy of 64 KB take 28 us instead of 3.3 us on the 2-core test machine. Below, plain
+ * stores win: the reader then finds the lines in the writer's cache rather than in memory
+ * (rcoll-bench np=2, 4-8 KB: 0.2-0.5x native with the switch at 16 KB, 0.4-1.3x at 4 KB; the
+ * same from 16 KB on). glibc's memcpy switches to such stores by itself only near 1 MB. The
  * sfence orders them before the signal that follows. */
 static void copy_out(void *dst, const void *src, size_t len)
 {
 #if defined(__SSE2__)
-    if (len >= 4096) {
+    if (len >= 16 * 1024) {
         unsigned char *d = dst;
         const unsigned char *s = src;
         size_t head = (16 - ((uintptr_t)d & 15)) & 15;

@@ -12,37 +12,35 @@
  * When it wins: ranks sharing cores and medium blocks (less copying), tiny blocks (each rank
  * writes only its own line). Blocks larger than the outbox go to direct (single copy). */
 #include "coll/allgather/blocks.h"
+#include "coll/sweep.h"
+
+/* Peer q's block is published: copy it out. */
+static int take(rcoll_args_t *a, void *ctx, int q)
+{
+    (void)ctx;
+    rcoll_event_t ev = rcoll_ev_published(q, a->seq);
+    if (!a->tl->ops->test(a->tl, &ev))
+        return 0;
+    a->tl->ops->get(a->tl, q, a->seq, (char *)a->recvbuf + (size_t)q * a->bytes, a->bytes, 0);
+    return 1;
+}
+
+static rcoll_event_t published(rcoll_args_t *a, void *ctx, int q)
+{
+    (void)ctx;
+    return rcoll_ev_published(q, a->seq);
+}
 
 static rcoll_status_t allgather_direct_read(rcoll_args_t *a)
 {
     if (a->bytes > a->tl->inbox_bytes)
         return rcoll_allgather_direct.run(a);
-    char *rbuf = a->recvbuf;
-    rcoll_status_t st = a->tl->ops->publish(a->tl, a->seq, rbuf + (size_t)a->rank * a->bytes, a->bytes);
+    const char *mine = (const char *)a->recvbuf + (size_t)a->rank * a->bytes;
+    rcoll_status_t st = a->tl->ops->publish(a->tl, a->seq, mine, a->bytes);
     if (st != RCOLL_OK)
         return st;
-    int *pending = a->team->scratch, count = a->size - 1;
-    for (int i = 1; i < a->size; i++)
-        pending[i - 1] = (a->rank + i) % a->size;
-    rcoll_waiter_t w;
-    rcoll_waiter_start(&w, &a->team->wait);
-    while (count > 0) {
-        int done = 0;
-        for (int i = 0; i < count; i++) {
-            rcoll_event_t ev = rcoll_ev_published(pending[i], a->seq);
-            if (!a->tl->ops->test(a->tl, &ev))
-                continue;
-            a->tl->ops->get(a->tl, pending[i], a->seq, rbuf + (size_t)pending[i] * a->bytes, a->bytes, 0);
-            pending[i--] = pending[--count];
-            done++;
-        }
-        if (done || !count)
-            continue;
-        rcoll_event_t first = rcoll_ev_published(pending[0], a->seq);
-        if ((st = a->tl->ops->pause(a->tl, &w, &first)) != RCOLL_OK)
-            return st;
-    }
-    return RCOLL_OK;
+    int *items = a->team->scratch;
+    return rcoll_sweep(a, items, rcoll_sweep_others(a, items), take, published, NULL);
 }
 
 const rcoll_algo_t rcoll_allgather_direct_read = {

@@ -120,7 +120,7 @@ static rcoll_status_t allgatherv_direct(rcoll_args_t *a)
         if (a->rcounts[q])
             items[count++] = q + a->size;
     }
-    return gs_sweep(a, items, count, step, event_of, &v);
+    return rcoll_sweep(a, items, count, step, event_of, &v);
 }
 
 const rcoll_algo_t rcoll_allgatherv_direct = {

@@ -12,20 +12,24 @@
  * Bytes on the wire per rank: (P-1) * m read.
  * When it wins: ranks sharing cores (any m whose P*m fits the outbox), tiny blocks. When P*m
  * exceeds the outbox (RCOLL_INBOX_BYTES) it runs direct (single-copy writes) instead. */
-#include "coll/coll.h"
+#include "coll/sweep.h"
 
-static void take_ready(rcoll_args_t *a, int *pending, int *count)
+/* Peer q's blocks are published: take mine. */
+static int take(rcoll_args_t *a, void *ctx, int q)
 {
-    char *rbuf = a->recvbuf;
-    for (int i = 0; i < *count; i++) {
-        int q = pending[i];
-        rcoll_event_t ev = rcoll_ev_published(q, a->seq);
-        if (!a->tl->ops->test(a->tl, &ev))
-            continue;
-        a->tl->ops->get(a->tl, q, a->seq, rbuf + (size_t)q * a->bytes, a->bytes,
-                        (size_t)a->rank * a->bytes);
-        pending[i--] = pending[--*count];
-    }
+    (void)ctx;
+    rcoll_event_t ev = rcoll_ev_published(q, a->seq);
+    if (!a->tl->ops->test(a->tl, &ev))
+        return 0;
+    a->tl->ops->get(a->tl, q, a->seq, (char *)a->recvbuf + (size_t)q * a->bytes, a->bytes,
+                    (size_t)a->rank * a->bytes);
+    return 1;
+}
+
+static rcoll_event_t published(rcoll_args_t *a, void *ctx, int q)
+{
+    (void)ctx;
+    return rcoll_ev_published(q, a->seq);
 }
 
 static rcoll_status_t alltoall_direct_read(rcoll_args_t *a)
@@ -36,21 +40,8 @@ static rcoll_status_t alltoall_direct_read(rcoll_args_t *a)
     rcoll_status_t st = a->tl->ops->publish(a->tl, a->seq, a->sendbuf, total);
     if (st != RCOLL_OK)
         return st;
-    int *pending = a->team->scratch, count = a->size - 1;
-    for (int i = 1; i < a->size; i++)
-        pending[i - 1] = (a->rank + i) % a->size;
-    rcoll_waiter_t w;
-    rcoll_waiter_start(&w, &a->team->wait);
-    while (count > 0) {
-        int before = count;
-        take_ready(a, pending, &count);
-        if (count == before) {
-            rcoll_event_t first = rcoll_ev_published(pending[0], a->seq);
-            if ((st = a->tl->ops->pause(a->tl, &w, &first)) != RCOLL_OK)
-                return st;
-        }
-    }
-    return RCOLL_OK;
+    int *items = a->team->scratch;
+    return rcoll_sweep(a, items, rcoll_sweep_others(a, items), take, published, NULL);
 }
 
 const rcoll_algo_t rcoll_alltoall_direct_read = {

@@ -136,7 +136,7 @@ static rcoll_status_t gather_binomial(rcoll_args_t *a)
     int *pending = a->team->scratch + a->size;
     for (int i = 0; i < g.tree.nchild; i++)
         pending[i] = i;
-    rcoll_status_t st = gs_sweep(a, pending, g.tree.nchild, take_child, child_signal, &g);
+    rcoll_status_t st = rcoll_sweep(a, pending, g.tree.nchild, take_child, child_signal, &g);
     if (st != RCOLL_OK || g.tree.me == 0)
         return st;
     return send_up(a, &g);

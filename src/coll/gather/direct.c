@@ -55,7 +55,7 @@ static rcoll_status_t gather_direct(rcoll_args_t *a)
     int *pending = a->team->scratch, count = 0;
     for (int i = 1; i < a->size; i++)
         pending[count++] = (a->root + i) % a->size;
-    return gs_sweep(a, pending, count, collect, signal_of, NULL);
+    return rcoll_sweep(a, pending, count, collect, signal_of, NULL);
 }
 
 const rcoll_algo_t rcoll_gather_direct = {

@@ -66,39 +66,3 @@ bool gs_arrived(rcoll_args_t *a, int peer)
 
 /* One pass over the pending items, keeping the order of those left. Returns the number done,
  * or a negative status. */
-static int pass(rcoll_args_t *a, int *items, int *count, gs_step_fn step, void *ctx)
-{
-    int left = 0, done = 0;
-    for (int i = 0; i < *count; i++) {
-        int r = step(a, ctx, items[i]);
-        if (r < 0)
-            return r;
-        if (r > 0)
-            done++;
-        else
-            items[left++] = items[i];
-    }
-    *count = left;
-    return done;
-}
-
-rcoll_status_t gs_sweep(rcoll_args_t *a, int *items, int count, gs_step_fn step, gs_event_fn event,
-                        void *ctx)
-{
-    rcoll_waiter_t w;
-    bool waiting = false; /* the waiter starts (reads the clock) at the first pause only */
-    while (count > 0) {
-        int done = pass(a, items, &count, step, ctx);
-        if (done < 0)
-            return (rcoll_status_t)done;
-        if (done > 0 || count == 0)
-            continue;
-        if (!waiting)
-            rcoll_waiter_start(&w, &a->team->wait), waiting = true;
-        rcoll_event_t ev = event(a, ctx, items[0]);
-        rcoll_status_t st = a->tl->ops->pause(a->tl, &w, &ev);
-        if (st != RCOLL_OK)
-            return st;
-    }
-    return RCOLL_OK;
-}

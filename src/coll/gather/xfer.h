@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include "coll/coll.h"
+#include "coll/sweep.h"
 
 typedef enum { GS_INLINE, GS_COPY, GS_ZCOPY } gs_proto_t;
 
@@ -36,17 +37,6 @@ rcoll_status_t gs_msg_part(gs_msg_t *m, const void *src, size_t len, size_t remo
  * `inbox_off`, or `zbuf` (where put_user wrote it). */
 const unsigned char *gs_msg_data(rcoll_args_t *a, int source, gs_proto_t proto, size_t inbox_off,
                                  const void *zbuf);
-
-/* Arrival-order sweep. `step(a, ctx, item)` tries one pending item: > 0 done, 0 not ready
- * (a signal not seen yet, a zero-copy receiver not arrived yet), < 0 a status. Passes over the
- * pending items until all are done, with a pause on `event(a, ctx, first pending item)` after
- * a pass that did nothing. Items keep their order (the preferred one first). Sends that need
- * no arrival (inline, copy) are always ready: flow control lets them wait only for a receiver
- * still two collectives behind. */
-typedef int (*gs_step_fn)(rcoll_args_t *a, void *ctx, int item);
-typedef rcoll_event_t (*gs_event_fn)(rcoll_args_t *a, void *ctx, int item);
-rcoll_status_t gs_sweep(rcoll_args_t *a, int *items, int count, gs_step_fn step, gs_event_fn event,
-                        void *ctx);
 
 /* Has `peer` entered this collective? (Its inbox is then free and its buffer advertised.) */
 bool gs_arrived(rcoll_args_t *a, int peer);

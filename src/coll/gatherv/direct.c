@@ -77,7 +77,7 @@ static rcoll_status_t root_side(rcoll_args_t *a)
         if (st != RCOLL_OK)
             return st;
     }
-    return gs_sweep(a, pending, count, collect, signal_of, NULL);
+    return rcoll_sweep(a, pending, count, collect, signal_of, NULL);
 }
 
 static rcoll_status_t sender_side(rcoll_args_t *a)

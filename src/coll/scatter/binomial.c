@@ -95,7 +95,7 @@ static rcoll_status_t scatter_binomial(rcoll_args_t *a)
     int *pending = a->team->scratch + a->size;
     for (int i = 0; i < t->nchild; i++)
         pending[i] = t->nchild - 1 - i; /* farthest child, largest subtree, first */
-    rcoll_status_t st = gs_sweep(a, pending, t->nchild, serve_child, child_arrival, &s);
+    rcoll_status_t st = rcoll_sweep(a, pending, t->nchild, serve_child, child_arrival, &s);
     if (st == RCOLL_OK && t->me != 0 && s.data != a->recvbuf)
         memcpy(a->recvbuf, s.data, a->bytes);
     return st;

@@ -56,7 +56,7 @@ static rcoll_status_t scatter_direct(rcoll_args_t *a)
     int *pending = a->team->scratch, count = 0;
     for (int i = 1; i < a->size; i++)
         pending[count++] = (a->root + i) % a->size;
-    return gs_sweep(a, pending, count, deliver, arrival_of, NULL);
+    return rcoll_sweep(a, pending, count, deliver, arrival_of, NULL);
 }
 
 const rcoll_algo_t rcoll_scatter_direct = {

@@ -14,7 +14,7 @@
  * Bytes on the wire per rank: m read (the root: P*m copied in, or nothing).
  * When it wins: ranks sharing cores -- the root does one copy (or none) instead of P-1 writes
  * that each wait for their receiver to have run, and the readers copy in parallel. */
-#include "coll/coll.h"
+#include "coll/sweep.h"
 
 static int published_path(const rcoll_args_t *a)
 {
@@ -28,29 +28,18 @@ static rcoll_status_t scatter_direct_read_prepare(rcoll_args_t *a)
     return RCOLL_OK;
 }
 
-/* Root of the read path: wait until every rank has read its block. */
-static rcoll_status_t wait_readers(rcoll_args_t *a)
+/* Root of the read path: rank r has read its block. */
+static int has_read(rcoll_args_t *a, void *ctx, int r)
 {
-    int *pending = a->team->scratch, count = 0;
-    for (int i = 1; i < a->size; i++)
-        pending[count++] = (a->root + i) % a->size;
-    rcoll_waiter_t w;
-    rcoll_waiter_start(&w, &a->team->wait);
-    while (count > 0) {
-        int before = count;
-        for (int i = 0; i < count; i++) {
-            rcoll_event_t ev = rcoll_ev_signal(pending[i], a->seq, 0);
-            if (a->tl->ops->test(a->tl, &ev))
-                pending[i--] = pending[--count];
-        }
-        if (count && count == before) {
-            rcoll_event_t ev = rcoll_ev_signal(pending[0], a->seq, 0);
-            rcoll_status_t st = a->tl->ops->pause(a->tl, &w, &ev);
-            if (st != RCOLL_OK)
-                return st;
-        }
-    }
-    return RCOLL_OK;
+    (void)ctx;
+    rcoll_event_t ev = rcoll_ev_signal(r, a->seq, 0);
+    return a->tl->ops->test(a->tl, &ev);
+}
+
+static rcoll_event_t read_signal(rcoll_args_t *a, void *ctx, int r)
+{
+    (void)ctx;
+    return rcoll_ev_signal(r, a->seq, 0);
 }
 
 static rcoll_status_t scatter_direct_read(rcoll_args_t *a)
@@ -67,8 +56,10 @@ static rcoll_status_t scatter_direct_read(rcoll_args_t *a)
     }
     if (!a->tl->single_copy)
         return rcoll_scatter_direct.run(a);
-    if (a->rank == a->root)
-        return wait_readers(a);
+    if (a->rank == a->root) {
+        int *items = a->team->scratch;
+        return rcoll_sweep(a, items, rcoll_sweep_others(a, items), has_read, read_signal, NULL);
+    }
     rcoll_status_t st = a->tl->ops->get_user(a->tl, a->root, a->seq, a->recvbuf, a->bytes, mine);
     if (st == RCOLL_OK)
         a->tl->ops->signal(a->tl, a->root, a->seq, 0);

@@ -56,7 +56,7 @@ static rcoll_status_t scatterv_direct(rcoll_args_t *a)
         if (a->scounts[r])
             pending[count++] = r;
     }
-    return gs_sweep(a, pending, count, deliver, arrival_of, NULL);
+    return rcoll_sweep(a, pending, count, deliver, arrival_of, NULL);
 }
 
 const rcoll_algo_t rcoll_scatterv_direct = {

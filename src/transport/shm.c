@@ -506,6 +506,21 @@ static rcoll_status_t shm_publish(rcoll_tl_t *tl, uint64_t seq, const void *src,
     return RCOLL_OK;
 }
 
+static rcoll_status_t shm_stage(rcoll_tl_t *tl, uint64_t seq, const void *src, size_t len,
+                                size_t offset, size_t total)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    if (offset == 0) {
+        rcoll_status_t st = wait_outbox_free(s, seq);
+        if (st != RCOLL_OK)
+            return st;
+        /* Readers of this parity are done: its length may change (get reads it). */
+        head_of(s, s->team->rank)->published[seq & 1].len = (uint32_t)total;
+    }
+    copy_out(outbox_of(s, s->team->rank, seq) + offset, src, len);
+    return RCOLL_OK;
+}
+
 static void shm_get(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len, size_t offset)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
@@ -551,6 +566,7 @@ static const rcoll_tl_ops_t shm_ops = {
     .put_user = shm_put_user,
     .publish = shm_publish,
     .get = shm_get,
+    .stage = shm_stage,
     .get_user = shm_get_user,
     .signal = shm_signal,
     .release = shm_release,

@@ -13,6 +13,9 @@
  * - publish:    copy into my own outbox (inline in my published line when tiny) and raise my
  *               published word; every peer may then `get` it, or a part of it -- one copy in,
  *               one out per reader (on RDMA: a read of the peer's registered outbox).
+ * - stage:      copy one part of a larger publication into my outbox without raising the
+ *               published word: the algorithm tells readers of each part by a signal, and they
+ *               `get` it while the next part is copied in (a pipelined one-to-many copy).
  * - get_user:   single copy out of the buffer the peer advertised when it entered (the RDMA
  *               read; CMA process_vm_readv on shm). Only where `single_copy` holds; the peer
  *               must stay in the collective until the reader tells it (a signal) it is done.
@@ -61,7 +64,12 @@ typedef struct {
     rcoll_status_t (*put_user)(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
                                const void *src, size_t len, size_t remote_offset);
     rcoll_status_t (*publish)(rcoll_tl_t *tl, uint64_t seq, const void *src, size_t len);
-    /* After the peer's RCOLL_EV_PUBLISHED for seq: copy len bytes of what it published, from
+    /* Part [offset, offset+len) of a publication of `total` (> RCOLL_INLINE_MAX) bytes; the
+     * first part (offset 0) waits until the outbox is free. No published word is raised. */
+    rcoll_status_t (*stage)(rcoll_tl_t *tl, uint64_t seq, const void *src, size_t len, size_t offset,
+                            size_t total);
+    /* After the peer's RCOLL_EV_PUBLISHED for seq (or its signal for a staged part): copy len
+     * bytes of what it published, from
      * `offset` on (a reader may take only its part). */
     void (*get)(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len, size_t offset);
     /* Waits for the peer's arrival, then reads len bytes at remote_offset of its advertised

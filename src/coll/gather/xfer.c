@@ -66,3 +66,12 @@ bool gs_arrived(rcoll_args_t *a, int peer)
 
 /* One pass over the pending items, keeping the order of those left. Returns the number done,
  * or a negative status. */
+
+rcoll_status_t gs_recv_one(rcoll_args_t *a, int source, gs_proto_t proto, void *dst, size_t bytes)
+{
+    rcoll_event_t ev = rcoll_ev_signal(source, a->seq, 0);
+    rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
+    if (st == RCOLL_OK && proto != GS_ZCOPY)
+        memcpy(dst, gs_msg_data(a, source, proto, 0, NULL), bytes);
+    return st;
+}

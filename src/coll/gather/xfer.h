@@ -38,6 +38,10 @@ rcoll_status_t gs_msg_part(gs_msg_t *m, const void *src, size_t len, size_t remo
 const unsigned char *gs_msg_data(rcoll_args_t *a, int source, gs_proto_t proto, size_t inbox_off,
                                  const void *zbuf);
 
+/* Receive one whole message of `bytes` from `source` into `dst` (signal step 0, inbox offset
+ * 0): wait for its signal, then copy it out unless it came single copy. */
+rcoll_status_t gs_recv_one(rcoll_args_t *a, int source, gs_proto_t proto, void *dst, size_t bytes);
+
 /* Has `peer` entered this collective? (Its inbox is then free and its buffer advertised.) */
 bool gs_arrived(rcoll_args_t *a, int peer);
 

@@ -17,7 +17,6 @@
  * on 2 cores. */
 #include "coll/gather/xfer.h"
 
-#include <string.h>
 
 static gs_proto_t proto_of(const rcoll_args_t *a)
 {
@@ -46,13 +45,8 @@ static rcoll_event_t arrival_of(rcoll_args_t *a, void *ctx, int r)
 static rcoll_status_t scatter_direct(rcoll_args_t *a)
 {
     gs_proto_t proto = proto_of(a);
-    if (a->rank != a->root) {
-        rcoll_event_t ev = rcoll_ev_signal(a->root, a->seq, 0);
-        rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
-        if (st == RCOLL_OK && proto != GS_ZCOPY)
-            memcpy(a->recvbuf, gs_msg_data(a, a->root, proto, 0, NULL), a->bytes);
-        return st;
-    }
+    if (a->rank != a->root)
+        return gs_recv_one(a, a->root, proto, a->recvbuf, a->bytes);
     int *pending = a->team->scratch, count = 0;
     for (int i = 1; i < a->size; i++)
         pending[count++] = (a->root + i) % a->size;

@@ -12,7 +12,6 @@
  * When it wins: the only scatterv here; Direct is what wins for scatter on one node. */
 #include "coll/gather/xfer.h"
 
-#include <string.h>
 
 static gs_proto_t proto_of(const rcoll_args_t *a, size_t count)
 {
@@ -43,12 +42,7 @@ static rcoll_status_t scatterv_direct(rcoll_args_t *a)
     if (a->rank != a->root) {
         if (!a->bytes)
             return RCOLL_OK;
-        gs_proto_t proto = proto_of(a, a->bytes);
-        rcoll_event_t ev = rcoll_ev_signal(a->root, a->seq, 0);
-        rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
-        if (st == RCOLL_OK && proto != GS_ZCOPY)
-            memcpy(a->recvbuf, gs_msg_data(a, a->root, proto, 0, NULL), a->bytes);
-        return st;
+        return gs_recv_one(a, a->root, proto_of(a, a->bytes), a->recvbuf, a->bytes);
     }
     int *pending = a->team->scratch, count = 0;
     for (int i = 1; i < a->size; i++) {

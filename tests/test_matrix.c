@@ -8,7 +8,9 @@
  * next call while slow ones still read the last; barriers are interleaved so sequence numbers
  * are shared across collectives.
  * Options: --coll NAME[,NAME..] (default all), --algo NAME, --np 1,2,..., --quick (fewer sizes and
- * calls), --wait-modes (run under RCOLL_WAIT=spin, yield and block). */
+ * calls), --wait-modes (run under RCOLL_WAIT=spin, yield and block), --nodes N (emulated nodes:
+ * RCOLL_NODE_MAP in blocks, uneven where N does not divide the team, e.g. 3+2+2; traffic between
+ * them goes over UCX, whose transports UCX_TLS chooses), --calls N (back-to-back calls). */
 #include <sched.h>
 #include <stdint.h>
 #include <stdatomic.h>
@@ -442,22 +444,39 @@ static int listed(const char *list, const char *name)
     return 0;
 }
 
-static void run_one(job_t *job, int np, int *passed, int *failed)
+/* Emulated nodes: np ranks in blocks over min(nodes, np) nodes, the first ones one rank larger
+ * when it does not divide (7 over 3: 3+2+2), as RCOLL_NODE_MAP. */
+static void set_node_map(int np, int nodes, char *map, size_t len)
 {
+    int n = nodes < np ? nodes : np, r = 0;
+    size_t used = 0;
+    map[0] = '\0';
+    for (int node = 0; node < n; node++)
+        for (int k = 0; k < np / n + (node < np % n); k++, r++)
+            used += (size_t)snprintf(map + used, len - used, "%s%d", r ? "," : "", node);
+    setenv("RCOLL_NODE_MAP", map, 1);
+}
+
+static void run_one(job_t *job, int np, int nodes, int *passed, int *failed)
+{
+    char map[512] = "";
+    if (nodes)
+        set_node_map(np, nodes, map, sizeof map);
     memset((void *)job->arrivals, 0, MAX_CALLS * sizeof *job->arrivals);
     int bad = rcoll_fork_run(np, rank_main, job, 600);
     const char *wait = getenv("RCOLL_WAIT");
-    printf("%s %s %s p=%d (%d sizes x 2 in-place x %d calls%s%s)\n", bad ? "FAIL" : "ok",
+    printf("%s %s %s p=%d (%d sizes x 2 in-place x %d calls%s%s%s%s)\n", bad ? "FAIL" : "ok",
            rcoll_coll_name(job->coll), job->algo, np,
            job->coll == RCOLL_COLL_BARRIER ? 0 : job->nsizes, job->calls, wait ? ", RCOLL_WAIT=" : "",
-           wait ? wait : "");
+           wait ? wait : "", map[0] ? ", nodes " : "", map);
     fflush(stdout);
     (bad ? (*failed)++ : (*passed)++);
 }
 
 int main(int argc, char **argv)
 {
-    int nps[32] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 16}, nnp = 10, quick = 0, wait_modes = 0;
+    int nps[32] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 16}, nnp = 10, quick = 0, wait_modes = 0, nodes = 0,
+        calls = 0;
     const char *only_coll = NULL, *only_algo = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--coll") && i + 1 < argc) only_coll = argv[++i];
@@ -465,14 +484,16 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--np") && i + 1 < argc) nnp = parse_list(argv[++i], nps, 32);
         else if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--wait-modes")) wait_modes = 1;
-        else { fprintf(stderr, "usage: %s [--coll C] [--algo A] [--np 1,2,..] [--quick] [--wait-modes]\n", argv[0]); return 2; }
+        else if (!strcmp(argv[i], "--nodes") && i + 1 < argc) nodes = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--calls") && i + 1 < argc) calls = atoi(argv[++i]);
+        else { fprintf(stderr, "usage: %s [--coll C] [--algo A] [--np 1,2,..] [--quick] [--wait-modes] [--nodes N] [--calls N]\n", argv[0]); return 2; }
     }
     make_template((4u << 20) * 2);
     job_t job = {0};
     job.arrivals = mmap(NULL, MAX_CALLS * sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     job.sizes = quick ? quick_sizes : full_sizes;
     job.nsizes = quick ? (int)(sizeof quick_sizes / sizeof *quick_sizes) : (int)(sizeof full_sizes / sizeof *full_sizes);
-    job.calls = quick ? 10 : MAX_CALLS;
+    job.calls = calls > 0 && calls < MAX_CALLS ? calls : quick ? 10 : MAX_CALLS;
     static const char *const modes[] = {"spin", "yield", "block"};
     int passed = 0, failed = 0;
     for (int m = 0; m < (wait_modes ? 3 : 1); m++) {
@@ -493,7 +514,7 @@ int main(int argc, char **argv)
                 job.coll = (rcoll_coll_t)c;
                 job.algo = a;
                 for (int i = 0; i < nnp; i++)
-                    run_one(&job, nps[i], &passed, &failed);
+                    run_one(&job, nps[i], nodes, &passed, &failed);
             }
         }
     }

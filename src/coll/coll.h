@@ -27,6 +27,7 @@ typedef struct {
     const size_t *scounts, *sdispls; /* sending side: alltoallv, scatterv at the root */
     const size_t *rcounts, *rdispls; /* receiving side: allgatherv, alltoallv, gatherv at the root */
     void *target;        /* what enter() advertises for put_user: recvbuf unless prepare set it */
+    size_t target_bytes; /* its size (computed for recvbuf; prepare sets it with target) */
     void *tmp;           /* scratch an algorithm's prepare obtained (rcoll_team_tmp) */
 } rcoll_args_t;
 

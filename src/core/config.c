@@ -86,6 +86,9 @@ static rcoll_status_t read_numbers(rcoll_config_t *cfg, char *err, size_t err_le
     v = getenv("RCOLL_INBOX_BYTES");
     if (v && *v && (rcoll_parse_size(v, &cfg->inbox_bytes) || cfg->inbox_bytes < 4096))
         return bad_value(err, err_len, "RCOLL_INBOX_BYTES", v, "a size of at least 4k");
+    v = getenv("RCOLL_RAIL_MIN");
+    if (v && *v && (rcoll_parse_size(v, &cfg->rail_min) || cfg->rail_min < 4096))
+        return bad_value(err, err_len, "RCOLL_RAIL_MIN", v, "a size of at least 4k");
     cfg->inbox_bytes = (cfg->inbox_bytes + 63) & ~(size_t)63;
     static const struct {
         const char *var;
@@ -96,8 +99,11 @@ static rcoll_status_t read_numbers(rcoll_config_t *cfg, char *err, size_t err_le
         {"RCOLL_KPORT", 1, 64, "an integer 1..64 (transfers in flight per step)"},
         {"RCOLL_ALLTOALL_KPORT", 0, 1 << 20, "an integer >= 0 (0: all writes in flight)"},
         {"RCOLL_BCAST_RADIX", 2, 64, "an integer 2..64"},
+        {"RCOLL_RAILS", 1, 16, "an integer 1..16 (UCX endpoints per peer)"},
+        {"RCOLL_REG_CACHE", 0, 1 << 16, "an integer 0..65536 (0: no registration cache)"},
     };
-    int *int_targets[] = {&cfg->gather_fanin, &cfg->kport, &cfg->alltoall_kport, &cfg->bcast_radix};
+    int *int_targets[] = {&cfg->gather_fanin, &cfg->kport, &cfg->alltoall_kport, &cfg->bcast_radix,
+                          &cfg->rails, &cfg->reg_cache};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
         v = getenv(ints[i].var);
         if (!v || !*v)
@@ -183,6 +189,9 @@ rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_
     cfg->kport = 2;
     cfg->alltoall_kport = 0;
     cfg->bcast_radix = 4;
+    cfg->rails = 1;
+    cfg->reg_cache = 64;
+    cfg->rail_min = 64 * 1024;
     cfg->log_level = RCOLL_LOG_WARN;
     cfg->cma = RCOLL_CMA_AUTO;
     cfg->cores = online_cores();

@@ -22,6 +22,9 @@ typedef struct {
     int kport;                       /* RCOLL_KPORT: k of the k-port trees and Standard Exchange */
     int alltoall_kport;              /* RCOLL_ALLTOALL_KPORT: writes in flight in alltoall direct (0: all) */
     int bcast_radix;                 /* RCOLL_BCAST_RADIX: radix of the k-nomial bcast tree */
+    int rails;                       /* RCOLL_RAILS: UCX endpoints per remote peer (striping) */
+    size_t rail_min;                 /* RCOLL_RAIL_MIN: smallest transfer striped over the rails */
+    int reg_cache;                   /* RCOLL_REG_CACHE: registrations kept (LRU; 0: none) */
     rcoll_log_level_t log_level;     /* RCOLL_LOG=error|warn|info|debug */
     rcoll_cma_mode_t cma;            /* RCOLL_CMA=0 forces the copy-through-shm fallback */
     char algo[RCOLL_COLL_COUNT][RCOLL_ALGO_NAME_MAX]; /* RCOLL_<COLL>_ALGO, "" = auto */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/team.h"
+#include "transport/ucx.h"
 #include "select/select.h"
 
 rcoll_status_t rcoll_context_create(rcoll_context_t **out)
@@ -28,6 +29,8 @@ rcoll_status_t rcoll_context_create(rcoll_context_t **out)
 
 void rcoll_context_destroy(rcoll_context_t *ctx)
 {
+    if (ctx)
+        rcoll_ucx_ctx_destroy(ctx->ucx);
     free(ctx);
 }
 

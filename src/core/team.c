@@ -58,7 +58,7 @@ static int never_arrived(struct rcoll_team *t, int r, void *arg)
 static int is_dead(struct rcoll_team *t, int r, void *arg)
 {
     (void)arg;
-    return r != t->rank && t->local_index[r] >= 0 && kill(t->pid_of[r], 0) != 0 && errno == ESRCH;
+    return r != t->rank && t->same_host[r] && kill(t->pid_of[r], 0) != 0 && errno == ESRCH;
 }
 
 rcoll_status_t rcoll_team_wait_failed(struct rcoll_team *t, rcoll_status_t status, int peer,
@@ -163,12 +163,23 @@ static rcoll_status_t assign_nodes(struct rcoll_team *t, const rank_info_t *info
         if (++per_node[t->node_of[r]] > t->ppn_max)
             t->ppn_max = per_node[t->node_of[r]];
     free(per_node);
-    /* Ranks bound one per core are not crowded; four ranks on two cores are. */
-    cpu_set_t all;
-    CPU_ZERO(&all);
-    for (int i = 0; i < t->local_size; i++)
-        CPU_OR(&all, &all, &info[t->local_ranks[i]].cpus);
-    t->node_cores = CPU_COUNT(&all) > 0 ? CPU_COUNT(&all) : 1;
+    /* Ranks bound one per core are not crowded; four ranks on two cores are. Emulated nodes
+     * share the host's cores: waiting is decided by who shares the host. */
+    cpu_set_t node, host;
+    CPU_ZERO(&node);
+    CPU_ZERO(&host);
+    t->host_size = 0;
+    for (int r = 0; r < t->size; r++) {
+        t->same_host[r] = strncmp(info[r].host, info[t->rank].host, sizeof info[r].host) == 0;
+        if (t->same_host[r]) {
+            t->host_size++;
+            CPU_OR(&host, &host, &info[r].cpus);
+        }
+        if (t->local_index[r] >= 0)
+            CPU_OR(&node, &node, &info[r].cpus);
+    }
+    t->node_cores = CPU_COUNT(&node) > 0 ? CPU_COUNT(&node) : 1;
+    t->host_cores = CPU_COUNT(&host) > 0 ? CPU_COUNT(&host) : 1;
     return RCOLL_OK;
 }
 
@@ -195,8 +206,10 @@ static struct rcoll_team *team_alloc(rcoll_context_t *ctx, const rcoll_oob_t *oo
     t->pid_of = calloc(n, sizeof *t->pid_of);
     t->local_ranks = calloc(n, sizeof *t->local_ranks);
     t->local_index = calloc(n, sizeof *t->local_index);
+    t->same_host = calloc(n, sizeof *t->same_host);
     t->scratch = calloc(2 * n, sizeof *t->scratch);
-    if (!t->node_of || !t->pid_of || !t->local_ranks || !t->local_index || !t->scratch) {
+    if (!t->node_of || !t->pid_of || !t->local_ranks || !t->local_index || !t->same_host ||
+        !t->scratch) {
         rcoll_team_destroy(t);
         return NULL;
     }
@@ -231,12 +244,10 @@ static rcoll_status_t team_setup(struct rcoll_team *t, const rcoll_oob_t *oob)
     free(info);
     if (st != RCOLL_OK)
         return st;
-    rcoll_wait_policy_init(&t->wait, &t->ctx->cfg, t->local_size, t->node_cores);
-    if (t->node_count > 1) /* every rank computed the same map: all stop here together */
-        return rcoll_team_error(t, RCOLL_ERR_UNSUPPORTED,
-                                "team spans %d nodes but this build has no inter-node transport "
-                                "yet (ucx); only single-node teams are supported", t->node_count);
-    st = rcoll_shm_create(t, oob, &t->tl);
+    rcoll_wait_policy_init(&t->wait, &t->ctx->cfg, t->host_size, t->host_cores);
+    if (t->node_count > 1) /* network writes wake no sleeper: sleep in short slices */
+        t->wait.block_slice_ns = 100 * 1000;
+    st = rcoll_shm_create(t, oob, &t->tl); /* with ucx to the other nodes (node_count > 1) */
     t->ctx->teams_created++;
     if (st == RCOLL_OK)
         resolve_overrides(t);
@@ -258,9 +269,10 @@ rcoll_status_t rcoll_team_create(rcoll_context_t *ctx, const rcoll_oob_t *oob, r
         rcoll_team_destroy(t);
         return st;
     }
-    rcoll_log(ctx, RCOLL_LOG_DEBUG, "team of %d: rank %d, %d node(s), local rank %d of %d, %s",
+    rcoll_log(ctx, RCOLL_LOG_DEBUG, "team of %d: rank %d, %d node(s), local rank %d of %d, %s%s",
               t->size, t->rank, t->node_count, t->local_rank, t->local_size,
-              t->tl->single_copy ? "single copy by CMA" : "copy through shared memory");
+              t->tl->single_copy ? "single copy by CMA" : "copy through shared memory",
+              t->node_count > 1 ? ", other nodes over UCX" : "");
     *out = t;
     return RCOLL_OK;
 }
@@ -275,6 +287,7 @@ void rcoll_team_destroy(rcoll_team_t *t)
     free(t->pid_of);
     free(t->local_ranks);
     free(t->local_index);
+    free(t->same_host);
     free(t->scratch);
     for (int i = 0; i < RCOLL_TMP_SLOTS; i++)
         free(t->tmp[i]);
@@ -337,6 +350,36 @@ static const rcoll_algo_t *choose(struct rcoll_team *t, rcoll_coll_t coll, size_
     return a;
 }
 
+/* The bytes of the receive buffer a rank's peers may write into (or, for the root's send
+ * buffer, read from: prepare sets that target itself). */
+static size_t receive_extent(rcoll_coll_t coll, const rcoll_args_t *a)
+{
+    if (!a->recvbuf)
+        return 0;
+    switch (coll) {
+    case RCOLL_COLL_ALLGATHER:
+    case RCOLL_COLL_ALLTOALL:
+    case RCOLL_COLL_GATHER:
+        return (size_t)a->size * a->bytes;
+    case RCOLL_COLL_BCAST:
+    case RCOLL_COLL_SCATTER:
+        return a->bytes;
+    case RCOLL_COLL_ALLGATHERV:
+    case RCOLL_COLL_ALLTOALLV:
+    case RCOLL_COLL_GATHERV: {
+        size_t end = 0;
+        for (int r = 0; a->rcounts && a->rdispls && r < a->size; r++)
+            if (a->rcounts[r] && a->rdispls[r] + a->rcounts[r] > end)
+                end = a->rdispls[r] + a->rcounts[r];
+        return end;
+    }
+    case RCOLL_COLL_SCATTERV:
+        return a->bytes;
+    default:
+        return 0;
+    }
+}
+
 rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *args)
 {
     rcoll_args_t *a = args;
@@ -345,8 +388,10 @@ rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *arg
     a->seq = ++t->seq;
     a->rank = t->rank;
     a->size = t->size;
-    if (!a->target)
+    if (!a->target) {
         a->target = a->recvbuf;
+        a->target_bytes = receive_extent(coll, a);
+    }
     t->coll = rcoll_coll_name(coll);
     /* The v-forms' own counts differ by rank: every rank must decide alike, so without them. */
     int vform = coll >= RCOLL_COLL_ALLGATHERV;
@@ -357,19 +402,18 @@ rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *arg
     /* A rank that cannot prepare (out of memory) does not arrive: its peers get a timeout
      * naming it rather than writing into a buffer it does not have. */
     rcoll_status_t st = algo->prepare ? algo->prepare(a) : RCOLL_OK;
-    if (st == RCOLL_OK) {
-        t->tl->ops->enter(t->tl, a->seq, a->target);
+    if (st == RCOLL_OK)
+        st = t->tl->ops->enter(t->tl, a->seq, a->target, a->target_bytes);
+    if (st == RCOLL_OK)
         st = algo->run(a);
-    }
-    t->tl->ops->leave(t->tl, a->seq);
-    return st;
+    rcoll_status_t left = t->tl->ops->leave(t->tl, a->seq);
+    return st != RCOLL_OK ? st : left;
 }
 
 rcoll_status_t rcoll_team_skip(struct rcoll_team *t)
 {
-    t->tl->ops->leave(t->tl, ++t->seq);
     t->last_algo = "trivial";
-    return RCOLL_OK;
+    return t->tl->ops->leave(t->tl, ++t->seq);
 }
 
 void *rcoll_team_tmp(struct rcoll_team *t, int slot, size_t bytes)

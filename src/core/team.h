@@ -15,8 +15,11 @@ struct rcoll_algo;
 /* Scratch slots: the entry point's copy of in-place send data, and two for algorithms. */
 enum { RCOLL_TMP_INPLACE = 0, RCOLL_TMP_ALGO = 1, RCOLL_TMP_ALGO2 = 2, RCOLL_TMP_SLOTS = 3 };
 
+struct rcoll_ucx_ctx;
+
 struct rcoll_context {
     rcoll_config_t cfg;
+    struct rcoll_ucx_ctx *ucx; /* UCP context, worker, registration cache (first multi-node team) */
     unsigned teams_created; /* names shared-memory segments uniquely within the process */
 };
 
@@ -31,6 +34,9 @@ struct rcoll_team {
     int *local_index;   /* per team rank: its index on my node, or -1 */
     int ppn_max;        /* largest number of ranks on one node */
     int node_cores;     /* cores the ranks of my node may run on, all together */
+    char *same_host;    /* per team rank: runs on my host (emulated nodes share one) */
+    int host_size;      /* ranks on my host (the node, unless nodes are emulated) */
+    int host_cores;     /* cores the ranks of my host may run on, all together */
     int *scratch;       /* 2 * size ints an algorithm may use during one call */
     uint64_t seq;       /* sequence number of the current or last collective */
     const char *coll;   /* name of the collective running now (for messages) */

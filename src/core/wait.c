@@ -126,7 +126,11 @@ rcoll_status_t rcoll_waiter_pause(rcoll_waiter_t *w, rcoll_line_t *line, uint64_
         }
         sleep_on(line, target, slice);
     } else {
-        sched_yield();
+        /* Nothing to sleep on (what we wait for arrives through another channel, e.g. the
+         * network): sleep one slice, the caller progresses that channel in between. */
+        uint64_t slice = p->block_slice_ns;
+        struct timespec ts = {(time_t)(slice / 1000000000ull), (long)(slice % 1000000000ull)};
+        nanosleep(&ts, NULL);
     }
     if (!p->timeout_ns)
         return RCOLL_OK;

@@ -51,7 +51,7 @@ typedef struct {
 uint64_t rcoll_now_ns(void);
 void rcoll_waiter_start(rcoll_waiter_t *w, const rcoll_wait_policy_t *policy);
 /* One pause while nothing was ready: spin, yield or sleep on `line` until it may have reached
- * `target`. RCOLL_ERR_TIMEOUT once the policy's timeout has passed since the start. */
+ * `target` (line NULL: sleep one slice of the policy). RCOLL_ERR_TIMEOUT once the policy's timeout has passed since the start. */
 rcoll_status_t rcoll_waiter_pause(rcoll_waiter_t *w, rcoll_line_t *line, uint64_t target);
 /* Ranks outnumber cores, yet none of those sharing mine needs it now (the caller knows): poll
  * again without giving the core away, so a core-mate that is only waiting too is not switched

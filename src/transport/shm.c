@@ -39,6 +39,7 @@
 #endif
 
 #include "core/team.h"
+#include "transport/ucx.h"
 
 #define SHM_MAGIC 0x72636f6c6c73686dull /* "rcollshm" */
 #define SHM_HEADER_BYTES 4096
@@ -55,13 +56,28 @@ typedef struct {
     uint64_t area_bytes;
 } shm_header_t;
 
+/* What a rank advertises, per parity, for ranks on other nodes to read (they cannot poll its
+ * arrival line): the line (value = seq) and the registered buffer behind its advertisement. */
+typedef struct {
+    rcoll_line_t line;
+    rcoll_ucx_advert_t adv;
+} __attribute__((aligned(64))) advert_block_t;
+
+_Static_assert(sizeof(advert_block_t) <= RCOLL_UCX_POLL_MAX, "an advertisement is polled whole");
+
+/* Lines of mine that a rank on another node raises for me: it cannot make me poll its own. */
+enum { VIEW_PUBLISHED = 0, VIEW_RELEASE = 2, VIEW_FIN = 3, VIEW_LINES = 4 };
+
 typedef struct {
     rcoll_tl_t base;
     struct rcoll_team *team;
+    rcoll_ucx_t *net;         /* ranks on other nodes (NULL: the team is on one node) */
+    advert_block_t *adv_seen; /* per team rank on another node: its last advertisement read */
+    uint64_t pulled_seq;      /* the last collective in which ranks on other nodes read my outbox */
     unsigned char *seg;
     size_t seg_bytes;
     size_t area_bytes;
-    size_t off_signal, off_bounce, off_inbox;
+    size_t off_signal, off_view, off_advert, off_bounce, off_inbox;
     unsigned char **area;     /* per local index */
     uint64_t *peer_done_seen; /* per team rank: last done value read (flow control cache) */
     uint64_t *bounce_sent;    /* per local index: chunks I sent to that rank */
@@ -109,6 +125,65 @@ static unsigned char *outbox_of(shm_tl_t *s, int rank, uint64_t seq)
     return inbox_of(s, rank, seq) + 2 * s->base.inbox_bytes;
 }
 
+/* ---- ranks on other nodes: the same area layout, reached through ucx ---- */
+
+static bool is_remote(const shm_tl_t *s, int rank)
+{
+    return s->team->local_index[rank] < 0;
+}
+
+static rcoll_line_t *view_line(shm_tl_t *s, int source, int which)
+{
+    unsigned char *a = s->area[s->my_index] + s->off_view;
+    return (rcoll_line_t *)(void *)a + (size_t)source * VIEW_LINES + which;
+}
+
+/* Offsets in any rank's area (every area has the same layout). */
+static size_t signal_off(const shm_tl_t *s, int source, uint64_t seq)
+{
+    return s->off_signal + ((size_t)source * 2 + (seq & 1)) * sizeof(rcoll_line_t);
+}
+static size_t view_off(const shm_tl_t *s, int source, int which)
+{
+    return s->off_view + ((size_t)source * VIEW_LINES + (size_t)which) * sizeof(rcoll_line_t);
+}
+static size_t advert_off(const shm_tl_t *s, uint64_t seq)
+{
+    return s->off_advert + (seq & 1) * sizeof(advert_block_t);
+}
+static size_t box_off(const shm_tl_t *s, uint64_t seq, int outbox)
+{
+    return s->off_inbox + ((seq & 1) + (outbox ? 2u : 0u)) * s->base.inbox_bytes;
+}
+
+/* Raise a line of the peer's area; a payload (inline data, a publication's length) lands
+ * first: it goes out, then a fence, then the value. The line's sleeper count is the owner's. */
+static rcoll_status_t net_post(shm_tl_t *s, int peer, size_t line_off, uint64_t value,
+                               const void *payload, size_t len, bool with_len)
+{
+    rcoll_status_t st = RCOLL_OK;
+    if (with_len) {
+        struct {
+            uint32_t len;
+            unsigned char payload[RCOLL_LINE_PAYLOAD];
+        } tail;
+        tail.len = (uint32_t)len;
+        size_t n = payload && len <= RCOLL_LINE_PAYLOAD ? len : 0;
+        if (n)
+            memcpy(tail.payload, payload, n);
+        st = rcoll_ucx_put_small(s->net, peer, &tail, sizeof tail.len + n,
+                                 line_off + offsetof(rcoll_line_t, len));
+        if (st == RCOLL_OK)
+            st = rcoll_ucx_fence(s->net, peer);
+    }
+    if (st == RCOLL_OK)
+        st = rcoll_ucx_put_small(s->net, peer, &value, sizeof value, line_off);
+    return st;
+}
+
+/* The peer's advertisement for seq, fetched (or the copy a poll brought). */
+static rcoll_status_t net_advert(shm_tl_t *s, int peer, uint64_t seq, const rcoll_ucx_advert_t **out);
+
 /* Copy into a peer-visible slot. From 16 KB on with non-temporal stores where the CPU has them:
  * a peer read these lines in the last call, and taking each back (read for ownership) made the
  * writer's copy of 64 KB take 28 us instead of 3.3 us on the 2-core test machine. Below, plain
@@ -148,8 +223,8 @@ static void copy_out(void *dst, const void *src, size_t len)
 static int rank_arrived(void *arg, int rank)
 {
     shm_tl_t *s = arg;
-    if (s->team->local_index[rank] < 0)
-        return 1;
+    if (is_remote(s, rank)) /* as far as its last advertisement read tells */
+        return atomic_load(&s->adv_seen[rank].line.value) >= s->team->seq;
     area_head_t *h = head_of(s, rank);
     uint64_t a = atomic_load(&h->arrival[0].value), b = atomic_load(&h->arrival[1].value);
     return (a > b ? a : b) >= s->team->seq;
@@ -229,18 +304,44 @@ static bool core_mate_needs_cpu(shm_tl_t *s, rcoll_line_t *line, uint64_t target
     return false;
 }
 
+static bool peer_gone(shm_tl_t *s, int who)
+{
+    if (who < 0 || who == s->team->rank)
+        return false;
+    if (s->net && is_remote(s, who) && rcoll_ucx_peer_failed(s->net, who))
+        return true;
+    return s->team->same_host[who] && kill(s->team->pid_of[who], 0) != 0 && errno == ESRCH;
+}
+
+/* One pause of a wait for `line` to reach `target` (NULL: something a rank on another node
+ * must be asked for), `who` being the rank that will raise it. */
 static rcoll_status_t pause_on_line(shm_tl_t *s, rcoll_waiter_t *w, rcoll_line_t *line,
                                     uint64_t target, int who)
 {
+    rcoll_status_t st;
+    bool remote = who >= 0 && is_remote(s, who);
     if (!s->base.single_copy)
         bounce_progress(s);
+    if (s->net) {
+        rcoll_ucx_progress(s->net);
+        if (line && rcoll_line_reached(line, target))
+            return RCOLL_OK;
+    }
+    if (remote) { /* its writes wake nobody: sleep in slices, progressing the network */
+        st = rcoll_waiter_pause(w, NULL, 0);
+        if (st == RCOLL_OK && peer_gone(s, who) && !(line && rcoll_line_reached(line, target)))
+            st = RCOLL_ERR_PEER_DEAD;
+        if (st != RCOLL_OK)
+            return rcoll_team_wait_failed(s->team, st, who, rank_arrived, s);
+        return RCOLL_OK;
+    }
     if (s->team->wait.crowded && w->idle_core_polls < w->policy->idle_core_polls &&
         !core_mate_needs_cpu(s, line, target) && rcoll_waiter_idle_core_poll(w))
         return RCOLL_OK;
-    rcoll_status_t st = rcoll_waiter_pause(w, line, target);
+    st = rcoll_waiter_pause(w, line, target);
     /* A peer may post what we wait for and exit before we look: gone only if still missing. */
-    if (st == RCOLL_OK && rcoll_waiter_is_sleeping(w) && who >= 0 && who != s->team->rank &&
-        kill(s->team->pid_of[who], 0) != 0 && errno == ESRCH && !rcoll_line_reached(line, target))
+    if (st == RCOLL_OK && rcoll_waiter_is_sleeping(w) && peer_gone(s, who) &&
+        !rcoll_line_reached(line, target))
         st = RCOLL_ERR_PEER_DEAD;
     if (st != RCOLL_OK)
         return rcoll_team_wait_failed(s->team, st, who, rank_arrived, s);
@@ -261,23 +362,37 @@ static rcoll_status_t wait_line(shm_tl_t *s, rcoll_line_t *line, uint64_t target
     return RCOLL_OK;
 }
 
+/* The line an event raises in this process's view, or NULL for the arrival of a rank on
+ * another node (its advertisement is read, not pushed). */
 static rcoll_line_t *event_line(shm_tl_t *s, const rcoll_event_t *ev, uint64_t *target)
 {
+    bool remote = is_remote(s, ev->peer);
     switch (ev->kind) {
     case RCOLL_EV_SIGNAL:
         *target = RCOLL_SIGNAL(ev->seq, ev->step);
         return signal_line(s, s->team->rank, ev->peer, ev->seq);
     case RCOLL_EV_ARRIVAL:
         *target = ev->seq;
-        return &head_of(s, ev->peer)->arrival[ev->seq & 1];
+        return remote ? NULL : &head_of(s, ev->peer)->arrival[ev->seq & 1];
     case RCOLL_EV_PUBLISHED:
         *target = ev->seq;
-        return &head_of(s, ev->peer)->published[ev->seq & 1];
+        return remote ? view_line(s, ev->peer, VIEW_PUBLISHED + (int)(ev->seq & 1))
+                      : &head_of(s, ev->peer)->published[ev->seq & 1];
     case RCOLL_EV_RELEASE:
     default:
         *target = ev->seq;
-        return &head_of(s, ev->peer)->release;
+        return remote ? view_line(s, ev->peer, VIEW_RELEASE) : &head_of(s, ev->peer)->release;
     }
+}
+
+/* Has the rank on another node entered seq? Keeps one read of its advertisement in flight. */
+static bool net_arrived(shm_tl_t *s, int peer, uint64_t seq)
+{
+    advert_block_t *seen = &s->adv_seen[peer];
+    if (atomic_load_explicit(&seen->line.value, memory_order_relaxed) >= seq)
+        return true;
+    return rcoll_ucx_poll(s->net, peer, seen, sizeof *seen, advert_off(s, seq)) > 0 &&
+           atomic_load_explicit(&seen->line.value, memory_order_relaxed) >= seq;
 }
 
 static bool shm_test(rcoll_tl_t *tl, const rcoll_event_t *ev)
@@ -285,8 +400,15 @@ static bool shm_test(rcoll_tl_t *tl, const rcoll_event_t *ev)
     shm_tl_t *s = (shm_tl_t *)tl;
     uint64_t target;
     rcoll_line_t *line = event_line(s, ev, &target);
-    if (!rcoll_line_reached(line, target))
-        return false;
+    if (!line)
+        return net_arrived(s, ev->peer, ev->seq);
+    if (!rcoll_line_reached(line, target)) {
+        if (!s->net || !is_remote(s, ev->peer))
+            return false;
+        rcoll_ucx_progress(s->net);
+        if (!rcoll_line_reached(line, target))
+            return false;
+    }
     set_not_waiting(s);
     /* A peer that signalled or published for collective seq has left seq-1: flow control for
      * free. */
@@ -306,7 +428,20 @@ static rcoll_status_t shm_pause(rcoll_tl_t *tl, rcoll_waiter_t *w, const rcoll_e
 
 /* ---- one-sided operations ---- */
 
-static void shm_enter(rcoll_tl_t *tl, uint64_t seq, void *user_addr)
+/* For ranks on other nodes: the buffer behind my advertisement, registered (through the
+ * registration cache) when messages into or out of it may go single copy. */
+static rcoll_status_t net_enter(shm_tl_t *s, uint64_t seq, void *user_addr, size_t user_len)
+{
+    advert_block_t *b = (advert_block_t *)(void *)(s->area[s->my_index] + s->off_advert) + (seq & 1);
+    rcoll_status_t st = RCOLL_OK;
+    memset(&b->adv, 0, offsetof(rcoll_ucx_advert_t, rkey));
+    if (user_addr && user_len >= s->base.zcopy_threshold)
+        st = rcoll_ucx_register(s->net, user_addr, user_len, &b->adv);
+    rcoll_line_post(&b->line, seq); /* arrived, even without a buffer: peers then see why */
+    return st;
+}
+
+static rcoll_status_t shm_enter(rcoll_tl_t *tl, uint64_t seq, void *user_addr, size_t user_len)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
     area_head_t *me = head_of(s, s->team->rank);
@@ -320,12 +455,32 @@ static void shm_enter(rcoll_tl_t *tl, uint64_t seq, void *user_addr)
     uint64_t addr = (uint64_t)(uintptr_t)user_addr;
     memcpy(adv->payload, &addr, sizeof addr);
     rcoll_line_post(adv, seq);
+    return s->net ? net_enter(s, seq, user_addr, user_len) : RCOLL_OK;
 }
 
-static void shm_leave(rcoll_tl_t *tl, uint64_t seq)
+static rcoll_status_t net_wait_done(shm_tl_t *s, int peer, uint64_t need);
+
+/* Ranks on other nodes read my outbox with requests I must serve (over UCX's tcp my worker
+ * answers them): I stay until every one of them has finished the collective. */
+static rcoll_status_t net_wait_readers(shm_tl_t *s, uint64_t seq)
+{
+    rcoll_status_t st = RCOLL_OK;
+    for (int peer = 0; st == RCOLL_OK && peer < s->team->size; peer++)
+        if (is_remote(s, peer) && s->peer_done_seen[peer] < seq)
+            st = net_wait_done(s, peer, seq);
+    return st;
+}
+
+static rcoll_status_t shm_leave(rcoll_tl_t *tl, uint64_t seq)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
+    rcoll_status_t st = s->net ? rcoll_ucx_quiet(s->net) : RCOLL_OK;
     rcoll_line_post(&head_of(s, s->team->rank)->done, seq);
+    if (s->net && s->pulled_seq == seq && st == RCOLL_OK)
+        st = net_wait_readers(s, seq);
+    if (s->net)
+        rcoll_ucx_release_registrations(s->net);
+    return st;
 }
 
 static void *shm_inbox(rcoll_tl_t *tl, uint64_t seq)
@@ -334,14 +489,59 @@ static void *shm_inbox(rcoll_tl_t *tl, uint64_t seq)
     return inbox_of(s, s->team->rank, seq);
 }
 
+/* A rank on another node: read its done word until it shows `need` (what it last said, or a
+ * signal or publication from it for a later collective, saves the read). */
+static rcoll_status_t net_wait_done(shm_tl_t *s, int peer, uint64_t need)
+{
+    rcoll_waiter_t w;
+    rcoll_waiter_start(&w, &s->team->wait);
+    for (;;) {
+        uint64_t done = 0;
+        rcoll_status_t st = rcoll_ucx_get(s->net, peer, &done, sizeof done,
+                                          offsetof(area_head_t, done) + offsetof(rcoll_line_t, value));
+        if (st != RCOLL_OK)
+            return st;
+        if (done > s->peer_done_seen[peer])
+            s->peer_done_seen[peer] = done;
+        if (s->peer_done_seen[peer] >= need)
+            return RCOLL_OK;
+        if ((st = pause_on_line(s, &w, NULL, 0, peer)) != RCOLL_OK)
+            return st;
+    }
+}
+
 /* The peer's slots of parity seq&1 are free once it has finished collective seq-2. */
 static rcoll_status_t wait_slots_free(shm_tl_t *s, int peer, uint64_t seq)
 {
     if (seq < 3 || s->peer_done_seen[peer] >= seq - 2)
         return RCOLL_OK;
+    if (is_remote(s, peer))
+        return net_wait_done(s, peer, seq - 2);
     rcoll_line_t *done = &head_of(s, peer)->done;
     rcoll_status_t st = wait_line(s, done, seq - 2, peer);
     s->peer_done_seen[peer] = atomic_load_explicit(&done->value, memory_order_relaxed);
+    return st;
+}
+
+/* The signal that follows data put to a rank on another node. */
+static rcoll_status_t net_signal(shm_tl_t *s, int peer, uint64_t seq, unsigned step)
+{
+    rcoll_status_t st = rcoll_ucx_fence(s->net, peer);
+    if (st == RCOLL_OK)
+        st = net_post(s, peer, signal_off(s, s->team->rank, seq), RCOLL_SIGNAL(seq, step), NULL, 0,
+                      false);
+    return st;
+}
+
+/* After the put the source may change (as with a copy on one node): wait until UCX has taken
+ * it. Only the local side: the transfer itself may still be on its way. */
+static rcoll_status_t net_put_done(shm_tl_t *s, int peer, uint64_t seq, unsigned step,
+                                   rcoll_status_t st)
+{
+    if (st == RCOLL_OK)
+        st = rcoll_ucx_quiet(s->net);
+    if (st == RCOLL_OK && step != RCOLL_NO_SIGNAL)
+        st = net_signal(s, peer, seq, step);
     return st;
 }
 
@@ -352,6 +552,9 @@ static rcoll_status_t shm_put(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned s
     rcoll_status_t st = wait_slots_free(s, peer, seq);
     if (st != RCOLL_OK)
         return st;
+    if (is_remote(s, peer))
+        return net_put_done(s, peer, seq, step,
+                            rcoll_ucx_put(s->net, peer, src, len, box_off(s, seq, 0) + inbox_offset));
     if (len)
         copy_out(inbox_of(s, peer, seq) + inbox_offset, src, len);
     if (step != RCOLL_NO_SIGNAL)
@@ -366,6 +569,9 @@ static rcoll_status_t shm_put_inline(rcoll_tl_t *tl, int peer, uint64_t seq, uns
     rcoll_status_t st = wait_slots_free(s, peer, seq);
     if (st != RCOLL_OK)
         return st;
+    if (is_remote(s, peer))
+        return net_post(s, peer, signal_off(s, s->team->rank, seq), RCOLL_SIGNAL(seq, step), src,
+                        len, true);
     rcoll_line_t *line = signal_line(s, peer, s->team->rank, seq);
     memcpy(line->payload, src, len);
     line->len = (uint32_t)len;
@@ -439,10 +645,40 @@ static rcoll_status_t bounce_write(shm_tl_t *s, int peer, const void *src, size_
     return RCOLL_OK;
 }
 
+/* The advertisement of a rank on another node for seq: the copy an arrival poll brought if it
+ * is for seq, else read until it is. */
+static rcoll_status_t net_advert(shm_tl_t *s, int peer, uint64_t seq, const rcoll_ucx_advert_t **out)
+{
+    advert_block_t *seen = &s->adv_seen[peer];
+    rcoll_waiter_t w;
+    rcoll_waiter_start(&w, &s->team->wait);
+    while (atomic_load_explicit(&seen->line.value, memory_order_relaxed) != seq) {
+        advert_block_t b;
+        rcoll_status_t st = rcoll_ucx_get(s->net, peer, &b, sizeof b, advert_off(s, seq));
+        if (st != RCOLL_OK)
+            return st;
+        if (atomic_load_explicit(&b.line.value, memory_order_relaxed) >= seq) {
+            memcpy(seen, &b, sizeof b);
+            break;
+        }
+        if ((st = pause_on_line(s, &w, NULL, 0, peer)) != RCOLL_OK)
+            return st;
+    }
+    *out = &seen->adv;
+    return RCOLL_OK;
+}
+
 static rcoll_status_t shm_put_user(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
                                    const void *src, size_t len, size_t remote_offset)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
+    if (is_remote(s, peer)) {
+        const rcoll_ucx_advert_t *adv;
+        rcoll_status_t st = net_advert(s, peer, seq, &adv);
+        if (st == RCOLL_OK)
+            st = rcoll_ucx_put_user(s->net, peer, src, len, adv, remote_offset);
+        return net_put_done(s, peer, seq, step, st);
+    }
     rcoll_line_t *adv = &head_of(s, peer)->arrival[seq & 1];
     rcoll_status_t st = wait_line(s, adv, seq, peer);
     if (st != RCOLL_OK)
@@ -464,6 +700,11 @@ static rcoll_status_t shm_get_user(rcoll_tl_t *tl, int peer, uint64_t seq, void 
                                    size_t remote_offset)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
+    if (is_remote(s, peer)) {
+        const rcoll_ucx_advert_t *adv;
+        rcoll_status_t st = net_advert(s, peer, seq, &adv);
+        return st == RCOLL_OK ? rcoll_ucx_get_user(s->net, peer, dst, len, adv, remote_offset) : st;
+    }
     if (!s->base.single_copy)
         return rcoll_team_error(s->team, RCOLL_ERR_UNSUPPORTED, "%s: single-copy read without CMA",
                                 s->team->coll);
@@ -476,11 +717,12 @@ static rcoll_status_t shm_get_user(rcoll_tl_t *tl, int peer, uint64_t seq, void 
     return cma_read(s, peer, dst, len, base + remote_offset);
 }
 
-/* My outbox of parity seq&1 is free once every local peer has finished collective seq-2. */
+/* My outbox of parity seq&1 is free once every peer has finished collective seq-2. */
 static rcoll_status_t wait_outbox_free(shm_tl_t *s, uint64_t seq)
 {
-    for (int i = 0; i < s->team->local_size; i++) {
-        int peer = s->team->local_ranks[i];
+    int n = s->net ? s->team->size : s->team->local_size;
+    for (int i = 0; i < n; i++) {
+        int peer = s->net ? i : s->team->local_ranks[i];
         if (peer == s->team->rank)
             continue;
         rcoll_status_t st = wait_slots_free(s, peer, seq);
@@ -503,7 +745,14 @@ static rcoll_status_t shm_publish(rcoll_tl_t *tl, uint64_t seq, const void *src,
         copy_out(outbox_of(s, s->team->rank, seq), src, len);
     line->len = (uint32_t)len;
     rcoll_line_post(line, seq);
-    return RCOLL_OK;
+    /* Ranks on other nodes are told (tiny data travels with the news); they read the rest. */
+    if (s->net && len > RCOLL_INLINE_MAX)
+        s->pulled_seq = seq;
+    for (int peer = 0; s->net && st == RCOLL_OK && peer < s->team->size; peer++)
+        if (is_remote(s, peer))
+            st = net_post(s, peer, view_off(s, s->team->rank, VIEW_PUBLISHED + (int)(seq & 1)),
+                          seq, src, len, true);
+    return st;
 }
 
 static rcoll_status_t shm_stage(rcoll_tl_t *tl, uint64_t seq, const void *src, size_t len,
@@ -516,23 +765,39 @@ static rcoll_status_t shm_stage(rcoll_tl_t *tl, uint64_t seq, const void *src, s
             return st;
         /* Readers of this parity are done: its length may change (get reads it). */
         head_of(s, s->team->rank)->published[seq & 1].len = (uint32_t)total;
+        s->pulled_seq = seq;
     }
     copy_out(outbox_of(s, s->team->rank, seq) + offset, src, len);
     return RCOLL_OK;
 }
 
-static void shm_get(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len, size_t offset)
+static rcoll_status_t shm_get(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len,
+                             size_t offset)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
+    if (is_remote(s, peer)) {
+        rcoll_line_t *view = view_line(s, peer, VIEW_PUBLISHED + (int)(seq & 1));
+        if (rcoll_line_reached(view, seq) && view->len <= RCOLL_INLINE_MAX) {
+            memcpy(dst, view->payload + offset, len);
+            return RCOLL_OK;
+        }
+        return rcoll_ucx_get(s->net, peer, dst, len, box_off(s, seq, 1) + offset);
+    }
     rcoll_line_t *line = &head_of(s, peer)->published[seq & 1];
     const unsigned char *from = line->len <= RCOLL_INLINE_MAX ? line->payload : outbox_of(s, peer, seq);
     if (len)
         memcpy(dst, from + offset, len);
+    return RCOLL_OK;
 }
 
+/* A signal alone: on another node a failure shows in the peer's next wait (it is gone). */
 static void shm_signal(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
+    if (is_remote(s, peer)) {
+        net_post(s, peer, signal_off(s, s->team->rank, seq), RCOLL_SIGNAL(seq, step), NULL, 0, false);
+        return;
+    }
     rcoll_line_post(signal_line(s, peer, s->team->rank, seq), RCOLL_SIGNAL(seq, step));
 }
 
@@ -540,6 +805,32 @@ static void shm_release(rcoll_tl_t *tl, uint64_t seq)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
     rcoll_line_post(&head_of(s, s->team->rank)->release, seq);
+    for (int peer = 0; s->net && peer < s->team->size; peer++)
+        if (is_remote(s, peer))
+            net_post(s, peer, view_off(s, s->team->rank, VIEW_RELEASE), seq, NULL, 0, false);
+}
+
+/* Before the connections go: every rank on another node is told that this one is done with
+ * the team (after everything it sent, on the same connection), and is waited for in turn
+ * (bounded: a peer that exited or never comes is left after at most 10 s). Only then is
+ * nothing owed either way, and nothing of mine still in flight when the endpoints close. */
+static void net_finish(shm_tl_t *s)
+{
+    int me = s->team->rank;
+    for (int peer = 0; peer < s->team->size; peer++)
+        if (is_remote(s, peer) && !peer_gone(s, peer) &&
+            rcoll_ucx_fence(s->net, peer) == RCOLL_OK)
+            net_post(s, peer, view_off(s, me, VIEW_FIN), 1, NULL, 0, false);
+    uint64_t limit = s->team->wait.timeout_ns && s->team->wait.timeout_ns < 10000000000ull
+                         ? s->team->wait.timeout_ns : 10000000000ull;
+    uint64_t until = rcoll_now_ns() + limit;
+    for (int peer = 0; peer < s->team->size; peer++) {
+        while (is_remote(s, peer) && !rcoll_line_reached(view_line(s, peer, VIEW_FIN), 1) &&
+               !peer_gone(s, peer) && rcoll_now_ns() < until) {
+            rcoll_ucx_progress(s->net);
+            sched_yield();
+        }
+    }
 }
 
 static void shm_destroy(rcoll_tl_t *tl)
@@ -547,6 +838,10 @@ static void shm_destroy(rcoll_tl_t *tl)
     shm_tl_t *s = (shm_tl_t *)tl;
     if (!s)
         return;
+    if (s->net)
+        net_finish(s);
+    rcoll_ucx_destroy(s->net);
+    free(s->adv_seen);
     if (s->seg)
         munmap(s->seg, s->seg_bytes);
     free(s->area);
@@ -588,11 +883,14 @@ typedef struct {
     int32_t cma_ok;
 } shm_answer_t;
 
+/* Every area has the same layout on every node (ranks on other nodes address it by offset). */
 static void layout(shm_tl_t *s, const struct rcoll_team *t, size_t inbox_bytes)
 {
     s->off_signal = sizeof(area_head_t);
-    s->off_bounce = s->off_signal + (size_t)t->size * 2 * sizeof(rcoll_line_t);
-    s->off_inbox = s->off_bounce + (size_t)t->local_size * sizeof(bounce_channel_t);
+    s->off_view = s->off_signal + (size_t)t->size * 2 * sizeof(rcoll_line_t);
+    s->off_advert = s->off_view + (t->node_count > 1 ? (size_t)t->size * VIEW_LINES * sizeof(rcoll_line_t) : 0);
+    s->off_bounce = s->off_advert + (t->node_count > 1 ? 2 * sizeof(advert_block_t) : 0);
+    s->off_inbox = s->off_bounce + (size_t)t->ppn_max * sizeof(bounce_channel_t);
     s->base.inbox_bytes = inbox_bytes;
     /* The seed's M_T is 4 KB for InfiniBand, where copying is the cost. Here a single copy is a
      * process_vm_writev system call (~2.5 us with page pinning), while a copy through shared
@@ -709,8 +1007,11 @@ rcoll_status_t rcoll_shm_create(struct rcoll_team *t, const rcoll_oob_t *oob, rc
         s->area = calloc((size_t)t->local_size, sizeof *s->area);
         s->peer_done_seen = calloc((size_t)t->size, sizeof *s->peer_done_seen);
         s->bounce_sent = calloc((size_t)t->local_size, sizeof *s->bounce_sent);
+        if (t->node_count > 1)
+            s->adv_seen = calloc((size_t)t->size, sizeof *s->adv_seen);
     }
-    int err = (!s || !offers || !s->area || !s->peer_done_seen || !s->bounce_sent) ? -ENOMEM : 0;
+    int err = (!s || !offers || !s->area || !s->peer_done_seen || !s->bounce_sent ||
+               (t->node_count > 1 && !s->adv_seen)) ? -ENOMEM : 0;
     shm_offer_t mine = {{0}, err, 0};
     char created[64] = "";
     bool leader = t->local_rank == 0;
@@ -753,6 +1054,8 @@ rcoll_status_t rcoll_shm_create(struct rcoll_team *t, const rcoll_oob_t *oob, rc
     }
     free(offers);
     st = agree(s, oob, err, cma_ok, created, leader);
+    if (st == RCOLL_OK && t->node_count > 1) /* all ranks agree: all take part */
+        st = rcoll_ucx_create(t, oob, s->area[s->my_index], s->area_bytes, &s->net);
     if (st != RCOLL_OK) {
         shm_destroy(&s->base);
         return st;

@@ -51,10 +51,12 @@ typedef struct rcoll_tl rcoll_tl_t;
 
 typedef struct {
     const char *name;
-    /* Entering collective seq: announce arrival and advertise `user_addr` for put_user. */
-    void (*enter)(rcoll_tl_t *tl, uint64_t seq, void *user_addr);
-    /* Leaving collective seq: this rank has read everything it received for it. */
-    void (*leave)(rcoll_tl_t *tl, uint64_t seq);
+    /* Entering collective seq: announce arrival and advertise the `user_len` bytes at
+     * `user_addr` for put_user and get_user (registered for other nodes when large). */
+    rcoll_status_t (*enter)(rcoll_tl_t *tl, uint64_t seq, void *user_addr, size_t user_len);
+    /* Leaving collective seq: this rank has read everything it received for it, and what it
+     * sent has left its buffers. */
+    rcoll_status_t (*leave)(rcoll_tl_t *tl, uint64_t seq);
     void *(*inbox)(rcoll_tl_t *tl, uint64_t seq);
     rcoll_status_t (*put)(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step, const void *src,
                           size_t len, size_t inbox_offset);
@@ -71,7 +73,8 @@ typedef struct {
     /* After the peer's RCOLL_EV_PUBLISHED for seq (or its signal for a staged part): copy len
      * bytes of what it published, from
      * `offset` on (a reader may take only its part). */
-    void (*get)(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len, size_t offset);
+    rcoll_status_t (*get)(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len,
+                          size_t offset);
     /* Waits for the peer's arrival, then reads len bytes at remote_offset of its advertised
      * buffer. RCOLL_ERR_UNSUPPORTED unless tl->single_copy. */
     rcoll_status_t (*get_user)(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len,

@@ -21,8 +21,9 @@ static int take(rcoll_args_t *a, void *ctx, int q)
     rcoll_event_t ev = rcoll_ev_published(q, a->seq);
     if (!a->tl->ops->test(a->tl, &ev))
         return 0;
-    a->tl->ops->get(a->tl, q, a->seq, (char *)a->recvbuf + (size_t)q * a->bytes, a->bytes, 0);
-    return 1;
+    rcoll_status_t st = a->tl->ops->get(a->tl, q, a->seq, (char *)a->recvbuf + (size_t)q * a->bytes,
+                                        a->bytes, 0);
+    return st != RCOLL_OK ? (int)st : 1;
 }
 
 static rcoll_event_t published(rcoll_args_t *a, void *ctx, int q)

@@ -61,7 +61,10 @@ static int step(rcoll_args_t *a, void *ctx, int item)
             rcoll_event_t ev = rcoll_ev_published(item, a->seq);
             if (!a->tl->ops->test(a->tl, &ev))
                 return 0;
-            a->tl->ops->get(a->tl, item, a->seq, &remote, sizeof remote, (size_t)a->rank * sizeof remote);
+            rcoll_status_t got = a->tl->ops->get(a->tl, item, a->seq, &remote, sizeof remote,
+                                                 (size_t)a->rank * sizeof remote);
+            if (got != RCOLL_OK)
+                return got;
         }
         gs_msg_t msg;
         gs_msg_begin(&msg, a, item, proto);

@@ -56,7 +56,10 @@ static rcoll_status_t v_send(a2a_sweep_t *s, int peer)
         return ops->put(a->tl, peer, a->seq, 0, src, count, (size_t)a->rank * c->slot);
     default: {
         size_t displ;
-        ops->get(a->tl, peer, a->seq, &displ, sizeof displ, (size_t)a->rank * sizeof displ);
+        rcoll_status_t st = ops->get(a->tl, peer, a->seq, &displ, sizeof displ,
+                                     (size_t)a->rank * sizeof displ);
+        if (st != RCOLL_OK)
+            return st;
         return ops->put_user(a->tl, peer, a->seq, 0, src, count, displ);
     }
     }

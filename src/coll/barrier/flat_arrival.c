@@ -10,15 +10,27 @@
  * When it wins: ranks outnumber cores. A rank that gets the core back sees at once whether the
  * barrier is complete, instead of depending on peers of a tree or of earlier rounds having run
  * since (each extra dependency costs a context switch, about 1.4 us here). Polling P-1 lines
- * makes it a poor choice for large teams on their own cores. */
+ * makes it a poor choice for large teams on their own cores.
+ * Across nodes an arrival is not visible without a message (a rank would have to be asked,
+ * and might have left): a rank tells each rank on another node by a signal (P-1 writes in
+ * the worst case, as a one-step all-to-all barrier). */
 #include "coll/coll.h"
+
+static bool other_node(const rcoll_args_t *a, int r)
+{
+    return a->team->node_of[r] != a->team->node_of[a->rank];
+}
 
 static rcoll_status_t barrier_flat_arrival(rcoll_args_t *a)
 {
     rcoll_waiter_t w;
     rcoll_waiter_start(&w, &a->team->wait);
+    for (int i = 1; a->team->node_count > 1 && i < a->size; i++)
+        if (other_node(a, (a->rank + i) % a->size))
+            a->tl->ops->signal(a->tl, (a->rank + i) % a->size, a->seq, 0);
     for (int i = 1; i < a->size; i++) {
-        rcoll_event_t ev = rcoll_ev_arrival((a->rank + i) % a->size, a->seq);
+        int r = (a->rank + i) % a->size;
+        rcoll_event_t ev = other_node(a, r) ? rcoll_ev_signal(r, a->seq, 0) : rcoll_ev_arrival(r, a->seq);
         while (!a->tl->ops->test(a->tl, &ev)) {
             rcoll_status_t st = a->tl->ops->pause(a->tl, &w, &ev);
             if (st != RCOLL_OK)

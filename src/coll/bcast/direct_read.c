@@ -56,7 +56,9 @@ static rcoll_status_t read_staged(rcoll_args_t *a, size_t part)
         rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
         if (st != RCOLL_OK)
             return st;
-        a->tl->ops->get(a->tl, a->root, a->seq, (char *)a->recvbuf + off, len, off);
+        st = a->tl->ops->get(a->tl, a->root, a->seq, (char *)a->recvbuf + off, len, off);
+        if (st != RCOLL_OK)
+            return st;
     }
     return RCOLL_OK;
 }
@@ -74,7 +76,7 @@ static rcoll_status_t bcast_direct_read(rcoll_args_t *a)
     rcoll_event_t ev = rcoll_ev_published(a->root, a->seq);
     rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
     if (st == RCOLL_OK)
-        a->tl->ops->get(a->tl, a->root, a->seq, a->recvbuf, a->bytes, 0);
+        st = a->tl->ops->get(a->tl, a->root, a->seq, a->recvbuf, a->bytes, 0);
     return st;
 }
 

@@ -91,7 +91,10 @@ static rcoll_status_t sender_side(rcoll_args_t *a)
         rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
         if (st != RCOLL_OK)
             return st;
-        a->tl->ops->get(a->tl, a->root, a->seq, &remote, sizeof remote, (size_t)a->rank * sizeof remote);
+        st = a->tl->ops->get(a->tl, a->root, a->seq, &remote, sizeof remote,
+                             (size_t)a->rank * sizeof remote);
+        if (st != RCOLL_OK)
+            return st;
     }
     gs_msg_t msg;
     gs_msg_begin(&msg, a, a->root, proto);

@@ -43,6 +43,7 @@ static rcoll_status_t scatter_binomial_prepare(rcoll_args_t *a)
     if (!a->tmp)
         return rcoll_team_error(a->team, RCOLL_ERR_NOMEM, "scatter binomial: no memory for staging");
     a->target = a->tmp;
+    a->target_bytes = (size_t)t.span * a->bytes;
     return RCOLL_OK;
 }
 

@@ -23,8 +23,10 @@ static int published_path(const rcoll_args_t *a)
 
 static rcoll_status_t scatter_direct_read_prepare(rcoll_args_t *a)
 {
-    if (a->rank == a->root) /* readers take their block from the whole send buffer */
+    if (a->rank == a->root) { /* readers take their block from the whole send buffer */
         a->target = (void *)(uintptr_t)a->sendbuf;
+        a->target_bytes = (size_t)a->size * a->bytes;
+    }
     return RCOLL_OK;
 }
 
@@ -51,7 +53,7 @@ static rcoll_status_t scatter_direct_read(rcoll_args_t *a)
         rcoll_event_t ev = rcoll_ev_published(a->root, a->seq);
         rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
         if (st == RCOLL_OK)
-            a->tl->ops->get(a->tl, a->root, a->seq, a->recvbuf, a->bytes, mine);
+            st = a->tl->ops->get(a->tl, a->root, a->seq, a->recvbuf, a->bytes, mine);
         return st;
     }
     if (!a->tl->single_copy)

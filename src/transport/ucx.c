@@ -1,0 +1,863 @@
+/* ucx: the inter-node half of the node transport, over UCP (see ucx.h).
+ *
+ * Ordering: a signal follows its data through ucp_worker_fence (one endpoint: UCX keeps puts in
+ * order after a fence). A transfer striped over several rails travels on several endpoints,
+ * which a fence does not order against each other: the extra rails are flushed (remote
+ * completion) before the signal goes out on rail 0.
+ *
+ * Striping (RCOLL_RAILS=k, from RCOLL_RAIL_MIN = 64 KB on): the transfer is cut into k parts of
+ * equal size rounded up to 4 KB (the last one shorter), part i on rail i. Each rail is its own
+ * UCP endpoint to the peer's worker, with its own connection(s); UCX spreads each endpoint's
+ * lanes over the devices UCX_NET_DEVICES allows.
+ *
+ * Registration cache: user buffers peers write into or read from are registered (ucp_mem_map)
+ * once and kept in a bounded LRU list of RCOLL_REG_CACHE entries per context, looked up by
+ * address range (page-rounded). An entry dies when the memory under it is unmapped: UCX's own
+ * memory hooks (libucm, UCM_EVENT_VM_UNMAPPED: munmap, mremap, brk shrinking, shmdt) call us
+ * before the pages go, and the entry is marked invalid and deregistered at the next lookup.
+ * free() of a small block keeps its pages mapped (and registered correctly); free() of a large
+ * one unmaps them and a later malloc at the same address gets a new registration. Without the
+ * hooks (they failed to install) nothing is cached: every call registers its buffer and drops
+ * it when it leaves. */
+#include "transport/ucx.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ucm/api/ucm.h>
+#include <ucp/api/ucp.h>
+
+#include "core/team.h"
+
+#define STRIPE_ALIGN 4096
+
+typedef struct {
+    uintptr_t start, end;
+    ucp_mem_h memh;
+    void *rkey;
+    size_t rkey_len;
+    uint64_t id;
+    uint64_t last_use;
+    _Atomic int invalid; /* set by the unmap hook */
+    bool used;
+} reg_entry_t;
+
+struct rcoll_ucx_ctx {
+    ucp_context_h context;
+    ucp_worker_h worker;
+    reg_entry_t *reg;
+    unsigned reg_cap;
+    uint64_t clock, next_id;
+    bool hooks;
+    rcoll_ucx_cache_stats_t stats;
+};
+
+typedef struct peer peer_t;
+
+typedef struct {
+    int done;
+    ucs_status_t status;
+} completion_t;
+
+struct peer {
+    rcoll_ucx_t *u;
+    int rank;
+    bool remote;
+    bool failed;
+    bool striped;             /* a striped put went out since the last fence */
+    ucp_ep_h *ep;             /* per rail, created on first use */
+    ucp_rkey_h *area_rkey;    /* per rail */
+    uint64_t area_addr;
+    const unsigned char *area_rkey_buf;
+    const unsigned char *worker_addr;
+    uint64_t user_id;         /* the user buffer whose key is unpacked below */
+    ucp_rkey_h *user_rkey;    /* per rail */
+    completion_t poll;        /* the read rcoll_ucx_poll keeps in flight */
+    bool poll_busy;
+    unsigned char poll_buf[RCOLL_UCX_POLL_MAX];
+};
+
+struct rcoll_ucx {
+    rcoll_ucx_ctx_t *c;
+    struct rcoll_team *team;
+    int rails;
+    peer_t *peer;
+    unsigned char *blobs;     /* every rank's worker address and area key */
+    ucp_mem_h area_memh;
+    long outstanding;         /* puts not yet completed locally */
+    reg_entry_t call_reg;     /* without a cache: this call's registration */
+    char err[256];
+};
+
+/* ---- context ---- */
+
+static void on_unmap(ucm_event_type_t type, ucm_event_t *ev, void *arg)
+{
+    rcoll_ucx_ctx_t *c = arg;
+    if (type != UCM_EVENT_VM_UNMAPPED)
+        return;
+    uintptr_t start = (uintptr_t)ev->vm_unmapped.address, end = start + ev->vm_unmapped.size;
+    for (unsigned i = 0; i < c->reg_cap; i++)
+        if (c->reg[i].used && c->reg[i].start < end && start < c->reg[i].end)
+            atomic_store(&c->reg[i].invalid, 1);
+}
+
+static void reg_drop(rcoll_ucx_ctx_t *c, reg_entry_t *e)
+{
+    if (e->rkey)
+        ucp_rkey_buffer_release(e->rkey);
+    if (e->memh)
+        ucp_mem_unmap(c->context, e->memh);
+    e->rkey = NULL;
+    e->memh = NULL;
+    e->used = false;
+}
+
+void rcoll_ucx_ctx_destroy(rcoll_ucx_ctx_t *c)
+{
+    if (!c)
+        return;
+    if (c->hooks)
+        ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, on_unmap, c);
+    for (unsigned i = 0; i < c->reg_cap; i++)
+        if (c->reg[i].used)
+            reg_drop(c, &c->reg[i]);
+    free(c->reg);
+    if (c->worker) { /* closed endpoints' leftovers (UCX discards them in the background) */
+        uint64_t until = rcoll_now_ns() + 200000000ull;
+        for (int idle = 0; idle < 5 && rcoll_now_ns() < until;) {
+            if (ucp_worker_progress(c->worker)) {
+                idle = 0;
+            } else {
+                idle++;
+                usleep(1000);
+            }
+        }
+        ucp_worker_destroy(c->worker);
+    }
+    if (c->context)
+        ucp_cleanup(c->context);
+    free(c);
+}
+
+static rcoll_status_t ctx_create(struct rcoll_team *t, rcoll_ucx_ctx_t **out)
+{
+    rcoll_ucx_ctx_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return rcoll_team_error(t, RCOLL_ERR_NOMEM, "ucx transport: out of memory");
+    ucp_config_t *config;
+    ucs_status_t us = ucp_config_read(NULL, NULL, &config);
+    if (us == UCS_OK) {
+        ucp_params_t params;
+        memset(&params, 0, sizeof params);
+        params.field_mask = UCP_PARAM_FIELD_FEATURES;
+        params.features = UCP_FEATURE_RMA;
+        us = ucp_init(&params, config, &c->context);
+        ucp_config_release(config);
+    }
+    if (us == UCS_OK) {
+        ucp_worker_params_t wp;
+        memset(&wp, 0, sizeof wp);
+        wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+        wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+        us = ucp_worker_create(c->context, &wp, &c->worker);
+    }
+    if (us != UCS_OK) {
+        rcoll_ucx_ctx_destroy(c);
+        return rcoll_team_error(t, RCOLL_ERR_SYSTEM, "ucx transport: UCP initialisation failed: %s",
+                                ucs_status_string(us));
+    }
+    c->next_id = 1;
+    c->stats.capacity = (unsigned)t->ctx->cfg.reg_cache;
+    if (c->stats.capacity) {
+        c->reg = calloc(c->stats.capacity, sizeof *c->reg);
+        if (c->reg && ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0, on_unmap, c) == UCS_OK)
+            c->hooks = true;
+        if (c->hooks)
+            c->reg_cap = c->stats.capacity;
+        else
+            rcoll_log(t->ctx, RCOLL_LOG_WARN, "ucx transport: UCX memory hooks unavailable: "
+                      "user buffers are registered per call (no registration cache)");
+    }
+    c->stats.capacity = c->reg_cap;
+    c->stats.hooks = c->hooks;
+    *out = c;
+    return RCOLL_OK;
+}
+
+/* ---- requests ---- */
+
+static rcoll_status_t set_error(rcoll_ucx_t *u, rcoll_status_t st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static rcoll_status_t set_error(rcoll_ucx_t *u, rcoll_status_t st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(u->err, sizeof u->err, fmt, ap);
+    va_end(ap);
+    return rcoll_team_error(u->team, st, "%s", u->err);
+}
+
+static void put_done(void *request, ucs_status_t status, void *user_data)
+{
+    peer_t *p = user_data;
+    p->u->outstanding--;
+    if (status != UCS_OK)
+        p->failed = true;
+    ucp_request_free(request);
+}
+
+static void completion_done(void *request, ucs_status_t status, void *user_data)
+{
+    completion_t *c = user_data;
+    c->status = status;
+    c->done = 1;
+    ucp_request_free(request);
+}
+
+void rcoll_ucx_progress(rcoll_ucx_t *u)
+{
+    while (ucp_worker_progress(u->c->worker))
+        ;
+}
+
+bool rcoll_ucx_peer_failed(const rcoll_ucx_t *u, int peer) { return u->peer[peer].failed; }
+const char *rcoll_ucx_last_error(const rcoll_ucx_t *u) { return u->err; }
+
+rcoll_status_t rcoll_ucx_pause(rcoll_ucx_t *u, rcoll_waiter_t *w)
+{
+    rcoll_ucx_progress(u);
+    return rcoll_waiter_pause(w, NULL, 0);
+}
+
+/* Until `c` completes: progress, pause by the team's policy, give up at its timeout or when
+ * the peer is reported gone. */
+static rcoll_status_t wait_completion(rcoll_ucx_t *u, peer_t *p, completion_t *c, const char *what)
+{
+    rcoll_waiter_t w;
+    rcoll_waiter_start(&w, &u->team->wait);
+    rcoll_ucx_progress(u);
+    while (!c->done) {
+        if (p->failed)
+            return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: %s rank %d: UCX reports the peer gone",
+                             u->team->coll ? u->team->coll : "ucx", what, p->rank);
+        rcoll_status_t st = rcoll_ucx_pause(u, &w);
+        if (st != RCOLL_OK)
+            return set_error(u, st, "%s: %s rank %d did not complete in time",
+                             u->team->coll ? u->team->coll : "ucx", what, p->rank);
+    }
+    if (c->status != UCS_OK) {
+        p->failed = true;
+        return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: %s rank %d failed: %s",
+                         u->team->coll ? u->team->coll : "ucx", what, p->rank,
+                         ucs_status_string(c->status));
+    }
+    return RCOLL_OK;
+}
+
+static rcoll_status_t wait_ptr(rcoll_ucx_t *u, peer_t *p, ucs_status_ptr_t ptr, completion_t *c,
+                               const char *what)
+{
+    if (ptr == NULL)
+        return RCOLL_OK;
+    if (UCS_PTR_IS_ERR(ptr)) {
+        p->failed = true;
+        return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: %s rank %d failed: %s",
+                         u->team->coll ? u->team->coll : "ucx", what, p->rank,
+                         ucs_status_string(UCS_PTR_STATUS(ptr)));
+    }
+    return wait_completion(u, p, c, what);
+}
+
+/* ---- endpoints and keys ---- */
+
+static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    (void)ep;
+    (void)status;
+    ((peer_t *)arg)->failed = true;
+}
+
+static rcoll_status_t rail_ready(rcoll_ucx_t *u, peer_t *p, int rail)
+{
+    if (p->ep[rail])
+        return RCOLL_OK;
+    if (p->failed)
+        return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: rank %d is gone (UCX)",
+                         u->team->coll ? u->team->coll : "ucx", p->rank);
+    ucp_ep_params_t ep;
+    memset(&ep, 0, sizeof ep);
+    /* A peer on another host: UCX reports it gone (peer error handling). On my host (nodes
+     * emulated by RCOLL_NODE_MAP/RCOLL_PPN) the process check finds a dead peer exactly, and
+     * UCX's shared-memory transports, which have no peer failure reports, stay usable. */
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    ep.address = (const ucp_address_t *)(const void *)p->worker_addr;
+    if (!u->team->same_host[p->rank]) {
+        ep.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+        ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+        ep.err_handler.cb = ep_failed;
+        ep.err_handler.arg = p;
+    }
+    ucs_status_t us = ucp_ep_create(u->c->worker, &ep, &p->ep[rail]);
+    if (us == UCS_OK)
+        us = ucp_ep_rkey_unpack(p->ep[rail], p->area_rkey_buf, &p->area_rkey[rail]);
+    if (us != UCS_OK) {
+        p->failed = true; /* waits for it end now, not at the timeout */
+        return set_error(u, RCOLL_ERR_SYSTEM, "ucx transport: rank %d unreachable from rank %d: %s",
+                         p->rank, u->team->rank, ucs_status_string(us));
+    }
+    return RCOLL_OK;
+}
+
+static rcoll_status_t user_rkey(rcoll_ucx_t *u, peer_t *p, const rcoll_ucx_advert_t *adv, int rails)
+{
+    if (!adv->id)
+        return set_error(u, RCOLL_ERR_INVALID, "%s: rank %d advertised no registered buffer",
+                         u->team->coll ? u->team->coll : "ucx", p->rank);
+    if (p->user_id != adv->id) {
+        for (int r = 0; r < u->rails; r++)
+            if (p->user_rkey[r]) {
+                ucp_rkey_destroy(p->user_rkey[r]);
+                p->user_rkey[r] = NULL;
+            }
+        p->user_id = adv->id;
+    }
+    for (int r = 0; r < rails; r++) {
+        rcoll_status_t st = rail_ready(u, p, r);
+        if (st != RCOLL_OK)
+            return st;
+        if (!p->user_rkey[r]) {
+            ucs_status_t us = ucp_ep_rkey_unpack(p->ep[r], adv->rkey, &p->user_rkey[r]);
+            if (us != UCS_OK) {
+                p->user_id = 0;
+                return set_error(u, RCOLL_ERR_SYSTEM, "%s: key of rank %d unusable: %s",
+                                 u->team->coll ? u->team->coll : "ucx", p->rank,
+                                 ucs_status_string(us));
+            }
+        }
+    }
+    return RCOLL_OK;
+}
+
+/* ---- operations ---- */
+
+static ucp_request_param_t put_param(peer_t *p)
+{
+    ucp_request_param_t prm;
+    memset(&prm, 0, sizeof prm);
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    prm.cb.send = put_done;
+    prm.user_data = p;
+    return prm;
+}
+
+static rcoll_status_t put_on(rcoll_ucx_t *u, peer_t *p, int rail, const void *src, size_t len,
+                             uint64_t addr, ucp_rkey_h rkey)
+{
+    ucp_request_param_t prm = put_param(p);
+    ucs_status_ptr_t r = ucp_put_nbx(p->ep[rail], src, len, addr, rkey, &prm);
+    if (UCS_PTR_IS_ERR(r)) {
+        p->failed = true;
+        return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: put of %zu bytes to rank %d failed: %s",
+                         u->team->coll ? u->team->coll : "ucx", len, p->rank,
+                         ucs_status_string(UCS_PTR_STATUS(r)));
+    }
+    if (r)
+        u->outstanding++;
+    return RCOLL_OK;
+}
+
+rcoll_status_t rcoll_ucx_put(rcoll_ucx_t *u, int peer, const void *src, size_t len, size_t area_off)
+{
+    peer_t *p = &u->peer[peer];
+    rcoll_status_t st = rail_ready(u, p, 0);
+    if (st != RCOLL_OK || !len)
+        return st;
+    return put_on(u, p, 0, src, len, p->area_addr + area_off, p->area_rkey[0]);
+}
+
+rcoll_status_t rcoll_ucx_put_small(rcoll_ucx_t *u, int peer, const void *src, size_t len,
+                                   size_t area_off)
+{
+    peer_t *p = &u->peer[peer];
+    rcoll_status_t st = rail_ready(u, p, 0);
+    if (st != RCOLL_OK)
+        return st;
+    completion_t c = {0, UCS_OK};
+    ucp_request_param_t prm;
+    memset(&prm, 0, sizeof prm);
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    prm.cb.send = completion_done;
+    prm.user_data = &c;
+    ucs_status_ptr_t r = ucp_put_nbx(p->ep[0], src, len, p->area_addr + area_off, p->area_rkey[0], &prm);
+    return wait_ptr(u, p, r, &c, "put to");
+}
+
+rcoll_status_t rcoll_ucx_put_user(rcoll_ucx_t *u, int peer, const void *src, size_t len,
+                                  const rcoll_ucx_advert_t *adv, size_t offset)
+{
+    peer_t *p = &u->peer[peer];
+    if (!len)
+        return RCOLL_OK;
+    if (offset + len > adv->len)
+        return set_error(u, RCOLL_ERR_INVALID, "%s: write of %zu bytes at %zu beyond the %llu "
+                         "bytes rank %d advertised", u->team->coll ? u->team->coll : "ucx", len,
+                         offset, (unsigned long long)adv->len, peer);
+    int rails = u->rails > 1 && len >= u->team->ctx->cfg.rail_min ? u->rails : 1;
+    rcoll_status_t st = user_rkey(u, p, adv, rails);
+    if (st != RCOLL_OK)
+        return st;
+    size_t part = rails > 1 ? ((len + (size_t)rails - 1) / (size_t)rails + STRIPE_ALIGN - 1) &
+                                  ~(size_t)(STRIPE_ALIGN - 1)
+                            : len;
+    const unsigned char *s = src;
+    for (int r = 0; r < rails && st == RCOLL_OK; r++) {
+        size_t from = (size_t)r * part;
+        if (from >= len)
+            break;
+        size_t n = len - from < part ? len - from : part;
+        st = put_on(u, p, r, s + from, n, adv->addr + offset + from, p->user_rkey[r]);
+    }
+    if (rails > 1)
+        p->striped = true;
+    return st;
+}
+
+rcoll_status_t rcoll_ucx_fence(rcoll_ucx_t *u, int peer)
+{
+    peer_t *p = &u->peer[peer];
+    if (p->striped) { /* other endpoints: only remote completion orders them */
+        p->striped = false;
+        for (int r = 1; r < u->rails; r++) {
+            if (!p->ep[r])
+                continue;
+            completion_t c = {0, UCS_OK};
+            ucp_request_param_t prm;
+            memset(&prm, 0, sizeof prm);
+            prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+            prm.cb.send = completion_done;
+            prm.user_data = &c;
+            rcoll_status_t st = wait_ptr(u, p, ucp_ep_flush_nbx(p->ep[r], &prm), &c, "flush to");
+            if (st != RCOLL_OK)
+                return st;
+        }
+    }
+    ucs_status_t us = ucp_worker_fence(u->c->worker);
+    return us == UCS_OK ? RCOLL_OK
+                        : set_error(u, RCOLL_ERR_SYSTEM, "ucx transport: fence failed: %s",
+                                    ucs_status_string(us));
+}
+
+static rcoll_status_t get_from(rcoll_ucx_t *u, peer_t *p, void *dst, size_t len, uint64_t addr,
+                               ucp_rkey_h rkey)
+{
+    completion_t c = {0, UCS_OK};
+    ucp_request_param_t prm;
+    memset(&prm, 0, sizeof prm);
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    prm.cb.send = completion_done;
+    prm.user_data = &c;
+    ucs_status_ptr_t r = ucp_get_nbx(p->ep[0], dst, len, addr, rkey, &prm);
+    return wait_ptr(u, p, r, &c, "read from");
+}
+
+rcoll_status_t rcoll_ucx_get(rcoll_ucx_t *u, int peer, void *dst, size_t len, size_t area_off)
+{
+    peer_t *p = &u->peer[peer];
+    rcoll_status_t st = rail_ready(u, p, 0);
+    if (st != RCOLL_OK || !len)
+        return st;
+    return get_from(u, p, dst, len, p->area_addr + area_off, p->area_rkey[0]);
+}
+
+rcoll_status_t rcoll_ucx_get_user(rcoll_ucx_t *u, int peer, void *dst, size_t len,
+                                  const rcoll_ucx_advert_t *adv, size_t offset)
+{
+    peer_t *p = &u->peer[peer];
+    if (!len)
+        return RCOLL_OK;
+    if (offset + len > adv->len)
+        return set_error(u, RCOLL_ERR_INVALID, "%s: read of %zu bytes at %zu beyond the %llu "
+                         "bytes rank %d advertised", u->team->coll ? u->team->coll : "ucx", len,
+                         offset, (unsigned long long)adv->len, peer);
+    rcoll_status_t st = user_rkey(u, p, adv, 1);
+    if (st != RCOLL_OK)
+        return st;
+    return get_from(u, p, dst, len, adv->addr + offset, p->user_rkey[0]);
+}
+
+int rcoll_ucx_poll(rcoll_ucx_t *u, int peer, void *dst, size_t len, size_t area_off)
+{
+    peer_t *p = &u->peer[peer];
+    if (len > sizeof p->poll_buf)
+        return RCOLL_ERR_INVALID;
+    if (!p->poll_busy) {
+        rcoll_status_t st = rail_ready(u, p, 0);
+        if (st != RCOLL_OK)
+            return st;
+        p->poll.done = 0;
+        ucp_request_param_t prm;
+        memset(&prm, 0, sizeof prm);
+        prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+        prm.cb.send = completion_done;
+        prm.user_data = &p->poll;
+        ucs_status_ptr_t r = ucp_get_nbx(p->ep[0], p->poll_buf, len, p->area_addr + area_off,
+                                         p->area_rkey[0], &prm);
+        if (UCS_PTR_IS_ERR(r)) {
+            p->failed = true;
+            return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: read from rank %d failed: %s",
+                             u->team->coll ? u->team->coll : "ucx", peer,
+                             ucs_status_string(UCS_PTR_STATUS(r)));
+        }
+        if (!r) {
+            memcpy(dst, p->poll_buf, len);
+            return 1;
+        }
+        p->poll_busy = true;
+    }
+    rcoll_ucx_progress(u);
+    if (!p->poll.done)
+        return p->failed ? set_error(u, RCOLL_ERR_PEER_DEAD, "%s: rank %d is gone (UCX)",
+                                     u->team->coll ? u->team->coll : "ucx", peer)
+                         : 0;
+    p->poll_busy = false;
+    if (p->poll.status != UCS_OK) /* the peer may just have left: not a verdict on it */
+        return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: read from rank %d failed: %s",
+                         u->team->coll ? u->team->coll : "ucx", peer,
+                         ucs_status_string(p->poll.status));
+    memcpy(dst, p->poll_buf, len);
+    return 1;
+}
+
+rcoll_status_t rcoll_ucx_quiet(rcoll_ucx_t *u)
+{
+    if (!u->outstanding)
+        return RCOLL_OK;
+    rcoll_waiter_t w;
+    rcoll_waiter_start(&w, &u->team->wait);
+    rcoll_ucx_progress(u);
+    while (u->outstanding > 0) {
+        for (int r = 0; r < u->team->size; r++)
+            if (u->peer[r].failed)
+                return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: rank %d is gone (UCX)",
+                                 u->team->coll ? u->team->coll : "ucx", r);
+        rcoll_status_t st = rcoll_ucx_pause(u, &w);
+        if (st != RCOLL_OK)
+            return set_error(u, st, "%s: %ld puts did not complete in time",
+                             u->team->coll ? u->team->coll : "ucx", u->outstanding);
+    }
+    return RCOLL_OK;
+}
+
+/* ---- registration ---- */
+
+static rcoll_status_t reg_new(rcoll_ucx_t *u, reg_entry_t *e, uintptr_t start, uintptr_t end)
+{
+    rcoll_ucx_ctx_t *c = u->c;
+    ucp_mem_map_params_t mp;
+    memset(&mp, 0, sizeof mp);
+    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+    mp.address = (void *)start;
+    mp.length = end - start;
+    ucs_status_t us = ucp_mem_map(c->context, &mp, &e->memh);
+    if (us == UCS_OK)
+        us = ucp_rkey_pack(c->context, e->memh, &e->rkey, &e->rkey_len);
+    if (us == UCS_OK && e->rkey_len > RCOLL_UCX_RKEY_MAX)
+        us = UCS_ERR_EXCEEDS_LIMIT;
+    if (us != UCS_OK) {
+        reg_drop(c, e);
+        return set_error(u, RCOLL_ERR_SYSTEM, "%s: registering %zu bytes failed: %s",
+                         u->team->coll ? u->team->coll : "ucx", (size_t)(end - start),
+                         ucs_status_string(us));
+    }
+    e->start = start;
+    e->end = end;
+    e->id = c->next_id++;
+    atomic_store(&e->invalid, 0);
+    e->used = true;
+    c->stats.registrations++;
+    return RCOLL_OK;
+}
+
+static void advertise(const reg_entry_t *e, void *addr, size_t len, rcoll_ucx_advert_t *out)
+{
+    out->addr = (uint64_t)(uintptr_t)addr;
+    out->len = len;
+    out->id = e->id;
+    out->rkey_len = (uint32_t)e->rkey_len;
+    memcpy(out->rkey, e->rkey, e->rkey_len);
+}
+
+/* The cached entry covering [start, end), dropping entries whose memory went away. */
+static reg_entry_t *reg_lookup(rcoll_ucx_ctx_t *c, uintptr_t start, uintptr_t end)
+{
+    reg_entry_t *hit = NULL;
+    for (unsigned i = 0; i < c->reg_cap; i++) {
+        reg_entry_t *e = &c->reg[i];
+        if (!e->used)
+            continue;
+        if (atomic_load(&e->invalid)) {
+            reg_drop(c, e);
+            c->stats.invalidations++;
+            c->stats.entries--;
+            continue;
+        }
+        if (!hit && e->start <= start && end <= e->end)
+            hit = e;
+    }
+    return hit;
+}
+
+static reg_entry_t *reg_slot(rcoll_ucx_ctx_t *c)
+{
+    reg_entry_t *lru = NULL;
+    for (unsigned i = 0; i < c->reg_cap; i++) {
+        if (!c->reg[i].used)
+            return &c->reg[i];
+        if (!lru || c->reg[i].last_use < lru->last_use)
+            lru = &c->reg[i];
+    }
+    reg_drop(c, lru); /* the least recently used: no call of this rank uses it any more */
+    c->stats.evictions++;
+    c->stats.entries--;
+    return lru;
+}
+
+rcoll_status_t rcoll_ucx_register(rcoll_ucx_t *u, void *addr, size_t len, rcoll_ucx_advert_t *out)
+{
+    rcoll_ucx_ctx_t *c = u->c;
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t mask = (uintptr_t)(page > 0 ? page : 4096) - 1;
+    uintptr_t start = (uintptr_t)addr & ~mask, end = ((uintptr_t)addr + len + mask) & ~mask;
+    if (!c->reg_cap) {
+        rcoll_ucx_release_registrations(u);
+        rcoll_status_t st = reg_new(u, &u->call_reg, start, end);
+        if (st == RCOLL_OK)
+            advertise(&u->call_reg, addr, len, out);
+        c->stats.misses++;
+        return st;
+    }
+    reg_entry_t *e = reg_lookup(c, start, end);
+    if (e) {
+        c->stats.hits++;
+    } else {
+        c->stats.misses++;
+        e = reg_slot(c);
+        rcoll_status_t st = reg_new(u, e, start, end);
+        if (st != RCOLL_OK)
+            return st;
+        c->stats.entries++;
+    }
+    e->last_use = ++c->clock;
+    advertise(e, addr, len, out);
+    return RCOLL_OK;
+}
+
+void rcoll_ucx_release_registrations(rcoll_ucx_t *u)
+{
+    if (u->call_reg.used)
+        reg_drop(u->c, &u->call_reg);
+}
+
+void rcoll_ucx_cache_stats(const rcoll_ucx_t *u, rcoll_ucx_cache_stats_t *out)
+{
+    *out = u->c->stats;
+}
+
+/* ---- creation ---- */
+
+typedef struct {
+    int32_t status;
+    uint32_t addr_len, rkey_len;
+    uint64_t area_addr;
+} ucx_offer_t;
+
+static rcoll_status_t exchange(const rcoll_oob_t *oob, const void *mine, void *all, size_t len)
+{
+    return oob->allgather(mine, all, len, oob->coll_info) == 0 ? RCOLL_OK : RCOLL_ERR_BOOTSTRAP;
+}
+
+/* Everything this rank offers its peers: status, worker address and area key (sizes first). */
+static rcoll_status_t share(rcoll_ucx_t *u, const rcoll_oob_t *oob, int err, ucp_address_t *waddr,
+                            size_t waddr_len, void *rkey, size_t rkey_len, void *area)
+{
+    struct rcoll_team *t = u->team;
+    ucx_offer_t mine = {err, (uint32_t)waddr_len, (uint32_t)rkey_len, (uint64_t)(uintptr_t)area};
+    ucx_offer_t *all = calloc((size_t)t->size, sizeof *all);
+    if (!all)
+        return RCOLL_ERR_NOMEM;
+    rcoll_status_t st = exchange(oob, &mine, all, sizeof mine);
+    size_t blob = 0;
+    for (int r = 0; st == RCOLL_OK && r < t->size; r++) {
+        if (all[r].status && st == RCOLL_OK)
+            st = rcoll_team_error(t, RCOLL_ERR_SYSTEM, "ucx transport: rank %d could not set up "
+                                  "UCX (see its log)", r);
+        size_t n = (size_t)all[r].addr_len + all[r].rkey_len;
+        blob = n > blob ? n : blob;
+    }
+    unsigned char *minebuf = NULL;
+    if (st == RCOLL_OK) {
+        blob = (blob + 7) & ~(size_t)7;
+        minebuf = calloc(1, blob);
+        u->blobs = calloc((size_t)t->size, blob);
+        if (!minebuf || !u->blobs)
+            st = RCOLL_ERR_NOMEM; /* every rank takes part in both exchanges or none */
+    }
+    if (st == RCOLL_OK) {
+        memcpy(minebuf, waddr, waddr_len);
+        memcpy(minebuf + waddr_len, rkey, rkey_len);
+        st = exchange(oob, minebuf, u->blobs, blob);
+    }
+    for (int r = 0; st == RCOLL_OK && r < t->size; r++) {
+        peer_t *p = &u->peer[r];
+        p->worker_addr = u->blobs + (size_t)r * blob;
+        p->area_rkey_buf = p->worker_addr + all[r].addr_len;
+        p->area_addr = all[r].area_addr;
+    }
+    free(minebuf);
+    free(all);
+    return st;
+}
+
+static rcoll_status_t ucx_alloc(struct rcoll_team *t, rcoll_ucx_t **out)
+{
+    rcoll_ucx_t *u = calloc(1, sizeof *u);
+    if (!u)
+        return RCOLL_ERR_NOMEM;
+    u->team = t;
+    u->rails = t->ctx->cfg.rails > 0 ? t->ctx->cfg.rails : 1;
+    u->peer = calloc((size_t)t->size, sizeof *u->peer);
+    *out = u;
+    if (!u->peer)
+        return RCOLL_ERR_NOMEM;
+    for (int r = 0; r < t->size; r++) {
+        peer_t *p = &u->peer[r];
+        p->u = u;
+        p->rank = r;
+        p->remote = t->local_index[r] < 0;
+        if (!p->remote)
+            continue;
+        p->ep = calloc((size_t)u->rails, sizeof *p->ep);
+        p->area_rkey = calloc((size_t)u->rails, sizeof *p->area_rkey);
+        p->user_rkey = calloc((size_t)u->rails, sizeof *p->user_rkey);
+        if (!p->ep || !p->area_rkey || !p->user_rkey)
+            return RCOLL_ERR_NOMEM;
+    }
+    return RCOLL_OK;
+}
+
+rcoll_status_t rcoll_ucx_create(struct rcoll_team *t, const rcoll_oob_t *oob, void *area,
+                                size_t area_bytes, rcoll_ucx_t **out)
+{
+    rcoll_ucx_t *u = NULL;
+    int err = ucx_alloc(t, &u) != RCOLL_OK;
+    rcoll_context_t *ctx = t->ctx;
+    if (!err && !ctx->ucx && ctx_create(t, &ctx->ucx) != RCOLL_OK)
+        err = 1;
+    ucp_address_t *waddr = NULL;
+    size_t waddr_len = 0, rkey_len = 0;
+    void *rkey = NULL;
+    if (!err) {
+        u->c = ctx->ucx;
+        ucp_mem_map_params_t mp;
+        memset(&mp, 0, sizeof mp);
+        mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+        mp.address = area;
+        mp.length = area_bytes;
+        ucs_status_t us = ucp_worker_get_address(u->c->worker, &waddr, &waddr_len);
+        if (us == UCS_OK)
+            us = ucp_mem_map(u->c->context, &mp, &u->area_memh);
+        if (us == UCS_OK)
+            us = ucp_rkey_pack(u->c->context, u->area_memh, &rkey, &rkey_len);
+        if (us != UCS_OK) {
+            rcoll_team_error(t, RCOLL_ERR_SYSTEM, "ucx transport: %s", ucs_status_string(us));
+            err = 1;
+        }
+    }
+    rcoll_status_t st = u && u->peer ? share(u, oob, err, waddr, waddr_len, rkey, rkey_len, area)
+                                     : RCOLL_ERR_NOMEM;
+    if (rkey)
+        ucp_rkey_buffer_release(rkey);
+    if (waddr)
+        ucp_worker_release_address(u->c->worker, waddr);
+    if (st == RCOLL_OK && err)
+        st = RCOLL_ERR_SYSTEM;
+    if (st != RCOLL_OK) {
+        rcoll_ucx_destroy(u);
+        return st;
+    }
+    *out = u;
+    return RCOLL_OK;
+}
+
+static void wait_bounded(rcoll_ucx_t *u, ucs_status_ptr_t r, completion_t *c)
+{
+    if (!r || UCS_PTR_IS_ERR(r))
+        return;
+    uint64_t until = rcoll_now_ns() + 1000000000ull;
+    while (!c->done && rcoll_now_ns() < until)
+        ucp_worker_progress(u->c->worker);
+    if (!c->done) {
+        ucp_request_cancel(u->c->worker, r);
+        while (!c->done && rcoll_now_ns() < until + 1000000000ull)
+            ucp_worker_progress(u->c->worker);
+    }
+}
+
+/* No member is inside a collective when a team is destroyed: every peer has received what it
+ * waited for from this rank, so nothing more is owed and the endpoint closes without the
+ * disconnect handshake (a peer that has exited could not answer it). */
+static void close_ep(rcoll_ucx_t *u, ucp_ep_h ep)
+{
+    completion_t closed = {0, UCS_OK};
+    ucp_request_param_t prm;
+    memset(&prm, 0, sizeof prm);
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                       UCP_OP_ATTR_FIELD_FLAGS;
+    prm.cb.send = completion_done;
+    prm.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    prm.user_data = &closed;
+    wait_bounded(u, ucp_ep_close_nbx(ep, &prm), &closed);
+}
+
+void rcoll_ucx_destroy(rcoll_ucx_t *u)
+{
+    if (!u)
+        return;
+    if (u->c) {
+        /* What is still in flight finishes (or fails) before the memory goes. */
+        uint64_t until = rcoll_now_ns() + 1000000000ull;
+        while (u->outstanding > 0 && rcoll_now_ns() < until)
+            ucp_worker_progress(u->c->worker);
+    }
+    for (int r = 0; u->peer && r < u->team->size; r++) {
+        peer_t *p = &u->peer[r];
+        if (u->c && p->poll_busy) {
+            uint64_t until = rcoll_now_ns() + 1000000000ull;
+            while (!p->poll.done && rcoll_now_ns() < until)
+                ucp_worker_progress(u->c->worker);
+        }
+        for (int k = 0; p->ep && k < u->rails; k++) {
+            if (p->user_rkey && p->user_rkey[k])
+                ucp_rkey_destroy(p->user_rkey[k]);
+            if (p->area_rkey && p->area_rkey[k])
+                ucp_rkey_destroy(p->area_rkey[k]);
+            if (p->ep[k])
+                close_ep(u, p->ep[k]);
+        }
+        free(p->ep);
+        free(p->area_rkey);
+        free(p->user_rkey);
+    }
+    if (u->c) {
+        rcoll_ucx_release_registrations(u);
+        if (u->area_memh)
+            ucp_mem_unmap(u->c->context, u->area_memh);
+    }
+    free(u->peer);
+    free(u->blobs);
+    free(u);
+}

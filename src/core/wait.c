@@ -2,6 +2,7 @@
 #include "core/wait.h"
 
 #include <linux/futex.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -132,6 +133,31 @@ rcoll_status_t rcoll_waiter_pause(rcoll_waiter_t *w, rcoll_line_t *line, uint64_
         struct timespec ts = {(time_t)(slice / 1000000000ull), (long)(slice % 1000000000ull)};
         nanosleep(&ts, NULL);
     }
+    if (!p->timeout_ns)
+        return RCOLL_OK;
+    uint64_t now = rcoll_now_ns();
+    if (!w->start_ns)
+        w->start_ns = now;
+    return now - w->start_ns >= p->timeout_ns ? RCOLL_ERR_TIMEOUT : RCOLL_OK;
+}
+
+rcoll_status_t rcoll_waiter_pause_fd(rcoll_waiter_t *w, int fd)
+{
+    const rcoll_wait_policy_t *p = w->policy;
+    /* Ranks outnumber cores: sleep at once -- the kernel wakes us when the data comes, and the
+     * core goes to whoever has work instead of to a polling loop. */
+    bool sleep = fd >= 0 && rcoll_waiter_is_sleeping(w);
+    if (!sleep)
+        return rcoll_waiter_pause(w, NULL, 0);
+    w->polls++;
+    uint64_t slice = p->block_slice_ns;
+    if (p->timeout_ns && w->start_ns) {
+        uint64_t spent = rcoll_now_ns() - w->start_ns;
+        if (spent < p->timeout_ns && p->timeout_ns - spent < slice)
+            slice = p->timeout_ns - spent;
+    }
+    struct pollfd pfd = {fd, POLLIN, 0};
+    poll(&pfd, 1, (int)((slice + 999999) / 1000000));
     if (!p->timeout_ns)
         return RCOLL_OK;
     uint64_t now = rcoll_now_ns();

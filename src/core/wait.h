@@ -53,6 +53,10 @@ void rcoll_waiter_start(rcoll_waiter_t *w, const rcoll_wait_policy_t *policy);
 /* One pause while nothing was ready: spin, yield or sleep on `line` until it may have reached
  * `target` (line NULL: sleep one slice of the policy). RCOLL_ERR_TIMEOUT once the policy's timeout has passed since the start. */
 rcoll_status_t rcoll_waiter_pause(rcoll_waiter_t *w, rcoll_line_t *line, uint64_t target);
+/* A pause while what we wait for arrives through a file descriptor (a network worker armed
+ * for events): when ranks outnumber cores, or once the wait has reached its blocking phase,
+ * sleep in poll() on fd for up to one slice; otherwise as rcoll_waiter_pause without a line. */
+rcoll_status_t rcoll_waiter_pause_fd(rcoll_waiter_t *w, int fd);
 /* Ranks outnumber cores, yet none of those sharing mine needs it now (the caller knows): poll
  * again without giving the core away, so a core-mate that is only waiting too is not switched
  * in for nothing. False, doing nothing, once the policy's budget for this wait is spent. */

@@ -32,6 +32,7 @@ typedef struct {
     size_t max_bytes;   /* rule holds for bytes per rank <= max_bytes */
     int max_size;       /* and team size <= max_size */
     int crowded;        /* 1: only when ranks outnumber cores, 0: only when not, -1: either */
+    int nodes;          /* 1: only teams spanning nodes, 0: only one node, -1: either */
     const rcoll_algo_t *algo;
     const char *reason;
 } rule_t;
@@ -40,92 +41,117 @@ typedef struct {
 #define ANY_SIZE 0x7fffffff
 
 static const rule_t rules[] = {
-    {RCOLL_COLL_BARRIER, ANY_BYTES, 2, -1, &rcoll_barrier_dissemination,
+    /* Teams spanning nodes (measured over UCX tcp, every rank its own node, np=4 on 2 cores;
+     * docs/tuning.md). Symmetric patterns first: a rank that heard from a peer in this call
+     * knows that peer's slots are free, an asymmetric one must read the peer's done word
+     * first (one round trip). */
+    {RCOLL_COLL_BARRIER, ANY_BYTES, ANY_SIZE, -1, 1, &rcoll_barrier_dissemination,
+     "across nodes: ceil(log2 P) rounds of one message for any P (signals need no slots, so "
+     "no flow control; flat arrival would send P-1 messages per rank)"},
+    {RCOLL_COLL_ALLGATHER, 8 * 1024, ANY_SIZE, -1, 1, &rcoll_allgather_recursive_doubling,
+     "across nodes, small blocks: log2 P symmetric exchanges, one message each (direct's P-1 "
+     "messages per rank cost more at np=4 up to 8 KB)"},
+    {RCOLL_COLL_ALLGATHER, ANY_BYTES, 64, -1, 1, &rcoll_allgather_direct,
+     "across nodes, larger blocks: all P-1 writes in flight at once (np=4: 0.6-0.8x native "
+     "from 16 KB against recursive doubling's 0.7-1.8x)"},
+    {RCOLL_COLL_ALLGATHER, ANY_BYTES, ANY_SIZE, -1, 1, &rcoll_allgather_ring,
+     "across nodes, large team, large blocks: neighbour writes, bandwidth-bound"},
+    {RCOLL_COLL_ALLTOALL, ANY_BYTES, ANY_SIZE, -1, 1, &rcoll_alltoall_direct,
+     "across nodes: every block one message, all in flight (RCOLL_ALLTOALL_KPORT bounds them), "
+     "arrival order; pairwise, bruck and standard exchange were no faster at np=4"},
+    {RCOLL_COLL_BCAST, ANY_BYTES, ANY_SIZE, -1, 1, &rcoll_bcast_knomial,
+     "across nodes: the data is pushed down a k-nomial tree (a reader of the root's outbox "
+     "would need the root to answer every read)"},
+    {RCOLL_COLL_GATHER, ANY_BYTES, ANY_SIZE, -1, 1, &rcoll_gather_direct,
+     "across nodes: every rank writes its block straight to the root, one message each"},
+    {RCOLL_COLL_SCATTER, ANY_BYTES, ANY_SIZE, -1, 1, &rcoll_scatter_direct,
+     "across nodes: the root writes every block once, one message each"},
+    {RCOLL_COLL_BARRIER, ANY_BYTES, 2, -1, 0, &rcoll_barrier_dissemination,
      "two ranks: one signal each way, nothing to gain from a tree"},
-    {RCOLL_COLL_BARRIER, ANY_BYTES, 64, 1, &rcoll_barrier_flat_arrival,
+    {RCOLL_COLL_BARRIER, ANY_BYTES, 64, 1, 0, &rcoll_barrier_flat_arrival,
      "ranks share cores: completion is visible to each rank the moment it runs again, no "
      "tree or round needs a peer to have run since"},
-    {RCOLL_COLL_BARRIER, ANY_BYTES, ANY_SIZE, 1, &rcoll_barrier_gather_release,
+    {RCOLL_COLL_BARRIER, ANY_BYTES, ANY_SIZE, 1, 0, &rcoll_barrier_gather_release,
      "ranks share cores, large team: gather tree, one release word frees all"},
-    {RCOLL_COLL_BARRIER, ANY_BYTES, ANY_SIZE, -1, &rcoll_barrier_dissemination,
+    {RCOLL_COLL_BARRIER, ANY_BYTES, ANY_SIZE, -1, 0, &rcoll_barrier_dissemination,
      "ceil(log2 P) rounds of one signal for any P"},
-    {RCOLL_COLL_ALLGATHER, 1024 * 1024, 64, 1, &rcoll_allgather_direct_read,
+    {RCOLL_COLL_ALLGATHER, 1024 * 1024, 64, 1, 0, &rcoll_allgather_direct_read,
      "ranks share cores: one copy into shared memory and one out per reader (P*m instead of "
      "2(P-1)*m copied per rank), no remote writes, arrival order"},
-    {RCOLL_COLL_ALLGATHER, 8 * 1024, 16, -1, &rcoll_allgather_direct_read,
+    {RCOLL_COLL_ALLGATHER, 8 * 1024, 16, -1, 0, &rcoll_allgather_direct_read,
      "small blocks, small team: one step, each rank writes only its own line or outbox"},
-    {RCOLL_COLL_ALLGATHER, 8 * 1024, ANY_SIZE, -1, &rcoll_allgather_bruck,
+    {RCOLL_COLL_ALLGATHER, 8 * 1024, ANY_SIZE, -1, 0, &rcoll_allgather_bruck,
      "small blocks, larger team: log2 P steps, no folding for P not a power of two"},
-    {RCOLL_COLL_ALLGATHER, ANY_BYTES, 8, -1, &rcoll_allgather_direct,
+    {RCOLL_COLL_ALLGATHER, ANY_BYTES, 8, -1, 0, &rcoll_allgather_direct,
      "large blocks, small team: one single-copy write per peer, all in flight"},
-    {RCOLL_COLL_ALLGATHER, ANY_BYTES, ANY_SIZE, -1, &rcoll_allgather_ring,
+    {RCOLL_COLL_ALLGATHER, ANY_BYTES, ANY_SIZE, -1, 0, &rcoll_allgather_ring,
      "large blocks, larger team: neighbour writes, bandwidth-bound"},
-    {RCOLL_COLL_ALLTOALL, 64 * 1024, 64, 1, &rcoll_alltoall_direct_read,
+    {RCOLL_COLL_ALLTOALL, 64 * 1024, 64, 1, 0, &rcoll_alltoall_direct_read,
      "ranks share cores: one copy of the P blocks into shared memory, each peer reads its own "
      "in arrival order, no remote writes (np=4 on 2 cores: 0.3-0.7x native up to 64 KB, "
      "1.1-1.3x at 128-256 KB where direct is 0.85-0.9x; runs direct when P*m exceeds the "
      "outbox)"},
-    {RCOLL_COLL_ALLTOALL, ANY_BYTES, 64, 1, &rcoll_alltoall_direct,
+    {RCOLL_COLL_ALLTOALL, ANY_BYTES, 64, 1, 0, &rcoll_alltoall_direct,
      "ranks share cores, large blocks: every block written once, single copy, arrival order"},
-    {RCOLL_COLL_ALLTOALL, 1024, 16, -1, &rcoll_alltoall_direct_read,
+    {RCOLL_COLL_ALLTOALL, 1024, 16, -1, 0, &rcoll_alltoall_direct_read,
      "small blocks, small team: one step, each rank writes only its own line or outbox (from "
      "2 KB at np=2 direct's one write per peer wins: 0.3-0.5x against 0.8-1.5x)"},
-    {RCOLL_COLL_ALLTOALL, 256, 7, -1, &rcoll_alltoall_direct,
+    {RCOLL_COLL_ALLTOALL, 256, 7, -1, 0, &rcoll_alltoall_direct,
      "tiny blocks, small team: N-1 writes cost little more than log2 N steps"},
-    {RCOLL_COLL_ALLTOALL, 256, ANY_SIZE, -1, &rcoll_alltoall_bruck,
+    {RCOLL_COLL_ALLTOALL, 256, ANY_SIZE, -1, 0, &rcoll_alltoall_bruck,
      "tiny blocks, larger team: ceil(log2 N) messages per rank instead of N-1 (Bruck index)"},
-    {RCOLL_COLL_ALLTOALL, ANY_BYTES, ANY_SIZE, -1, &rcoll_alltoall_direct,
+    {RCOLL_COLL_ALLTOALL, ANY_BYTES, ANY_SIZE, -1, 0, &rcoll_alltoall_direct,
      "each block moved once, no staging or forwarding; all writes in flight (RCOLL_ALLTOALL_KPORT "
      "bounds them)"},
-    {RCOLL_COLL_BCAST, 1024 * 1024, 64, 1, &rcoll_bcast_direct_read,
+    {RCOLL_COLL_BCAST, 1024 * 1024, 64, 1, 0, &rcoll_bcast_direct_read,
      "ranks share cores: the root publishes once, each reader needs only the root to have run "
      "(a tree or ring pays a context switch per dependency: ~2x native at 8-512 KB on 2 cores)"},
-    {RCOLL_COLL_BCAST, ANY_BYTES, ANY_SIZE, 1, &rcoll_bcast_scatter_allgather,
+    {RCOLL_COLL_BCAST, ANY_BYTES, ANY_SIZE, 1, 0, &rcoll_bcast_scatter_allgather,
      "ranks share cores, beyond the outbox: pieces scattered, then a ring spreads the copying"},
-    {RCOLL_COLL_BCAST, 1024 * 1024, 8, -1, &rcoll_bcast_direct_read,
+    {RCOLL_COLL_BCAST, 1024 * 1024, 8, -1, 0, &rcoll_bcast_direct_read,
      "small team, up to the outbox: the root copies the message once into shared memory, readers "
      "copy out in parallel -- from 64 KB in parts, the readers' copies overlapping the root's "
      "(np=2: 0.4-0.8x native up to 32 KB, 0.5-0.98x from 64 KB to 1 MB against knomial's "
      "0.8-1.26x)"},
-    {RCOLL_COLL_BCAST, 16 * 1024, ANY_SIZE, -1, &rcoll_bcast_knomial,
+    {RCOLL_COLL_BCAST, 16 * 1024, ANY_SIZE, -1, 0, &rcoll_bcast_knomial,
      "small messages, larger team: log_k P steps, readers do not all contend for one outbox"},
-    {RCOLL_COLL_BCAST, ANY_BYTES, 3, -1, &rcoll_bcast_knomial,
+    {RCOLL_COLL_BCAST, ANY_BYTES, 3, -1, 0, &rcoll_bcast_knomial,
      "large messages, up to 3 ranks: one single-copy write per child"},
-    {RCOLL_COLL_BCAST, ANY_BYTES, ANY_SIZE, -1, &rcoll_bcast_scatter_allgather,
+    {RCOLL_COLL_BCAST, ANY_BYTES, ANY_SIZE, -1, 0, &rcoll_bcast_scatter_allgather,
      "large messages, larger team: scatter then ring allgather, the copying spread over all ranks"},
-    {RCOLL_COLL_GATHER, ANY_BYTES, 64, -1, &rcoll_gather_direct,
+    {RCOLL_COLL_GATHER, ANY_BYTES, 64, -1, 0, &rcoll_gather_direct,
      "one node-sized team: every rank writes straight to the root, which collects in arrival "
      "order (binomial lost at every size at np=8 on 2 cores; at P=4, k=2 they are the same)"},
-    {RCOLL_COLL_GATHER, 256, ANY_SIZE, -1, &rcoll_gather_binomial,
+    {RCOLL_COLL_GATHER, 256, ANY_SIZE, -1, 0, &rcoll_gather_binomial,
      "tiny blocks, large team: ceil(log_{k+1} P) steps of k-port binomial tree instead of P-1 "
      "messages into one root"},
-    {RCOLL_COLL_GATHER, ANY_BYTES, ANY_SIZE, -1, &rcoll_gather_direct,
+    {RCOLL_COLL_GATHER, ANY_BYTES, ANY_SIZE, -1, 0, &rcoll_gather_direct,
      "larger blocks: each block moved once, no forwarding through the tree"},
-    {RCOLL_COLL_SCATTER, 512, 64, 1, &rcoll_scatter_direct_read,
+    {RCOLL_COLL_SCATTER, 512, 64, 1, 0, &rcoll_scatter_direct_read,
      "ranks share cores, tiny blocks: the root copies its P blocks once and leaves, each rank "
      "reads its own (np=4 on 2 cores: 0.5x native against direct's 0.75x)"},
-    {RCOLL_COLL_SCATTER, 32 * 1024, 64, -1, &rcoll_scatter_direct,
+    {RCOLL_COLL_SCATTER, 32 * 1024, 64, -1, 0, &rcoll_scatter_direct,
      "one node-sized team: the root writes every block once through the receiver's inbox, no "
      "arrival needed (binomial lost at every size at np=8 on 2 cores)"},
-    {RCOLL_COLL_SCATTER, ANY_BYTES, 64, -1, &rcoll_scatter_direct_read,
+    {RCOLL_COLL_SCATTER, ANY_BYTES, 64, -1, 0, &rcoll_scatter_direct_read,
      "large blocks: every rank reads its block out of the root's buffer by one single copy, in "
      "parallel (np=4: 0.7-0.99x native against direct's 1.2-1.4x; np=2 from 128 KB 0.96x "
      "against 1.08x); runs direct without CMA"},
-    {RCOLL_COLL_SCATTER, 256, ANY_SIZE, -1, &rcoll_scatter_binomial,
+    {RCOLL_COLL_SCATTER, 256, ANY_SIZE, -1, 0, &rcoll_scatter_binomial,
      "tiny blocks, large team: ceil(log_{k+1} P) k-port binomial steps instead of P-1 writes "
      "from one root"},
-    {RCOLL_COLL_SCATTER, ANY_BYTES, ANY_SIZE, -1, &rcoll_scatter_direct,
+    {RCOLL_COLL_SCATTER, ANY_BYTES, ANY_SIZE, -1, 0, &rcoll_scatter_direct,
      "larger blocks: each block moved once, no forwarding through the tree"},
-    {RCOLL_COLL_ALLGATHERV, ANY_BYTES, ANY_SIZE, -1, &rcoll_allgatherv_direct,
+    {RCOLL_COLL_ALLGATHERV, ANY_BYTES, ANY_SIZE, -1, 0, &rcoll_allgatherv_direct,
      "v-form (counts differ by rank, so only the team size can decide): one step, every block "
      "written once, arrival order"},
-    {RCOLL_COLL_ALLTOALLV, ANY_BYTES, ANY_SIZE, -1, &rcoll_alltoallv_direct,
+    {RCOLL_COLL_ALLTOALLV, ANY_BYTES, ANY_SIZE, -1, 0, &rcoll_alltoallv_direct,
      "v-form (counts differ by rank, so only the team size can decide): one step, every block "
      "written once, arrival order"},
-    {RCOLL_COLL_GATHERV, ANY_BYTES, ANY_SIZE, -1, &rcoll_gatherv_direct,
+    {RCOLL_COLL_GATHERV, ANY_BYTES, ANY_SIZE, -1, 0, &rcoll_gatherv_direct,
      "v-form (only the root knows the counts, so only the team size can decide): every rank "
      "sends straight to the root"},
-    {RCOLL_COLL_SCATTERV, ANY_BYTES, ANY_SIZE, -1, &rcoll_scatterv_direct,
+    {RCOLL_COLL_SCATTERV, ANY_BYTES, ANY_SIZE, -1, 0, &rcoll_scatterv_direct,
      "v-form (only the root knows the counts, so only the team size can decide): the root "
      "writes straight to every rank"},
 };
@@ -172,10 +198,11 @@ const rcoll_algo_t *rcoll_select(const rcoll_config_t *cfg, rcoll_coll_t coll, s
         return a;
     }
     int crowded = ppn > cores;
+    int nodes = ppn < size; /* the largest node holds fewer ranks than the team */
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
         const rule_t *r = &rules[i];
         if (r->coll != coll || bytes > r->max_bytes || size > r->max_size ||
-            (r->crowded >= 0 && r->crowded != crowded))
+            (r->crowded >= 0 && r->crowded != crowded) || (r->nodes >= 0 && r->nodes != nodes))
             continue;
         if (!why)
             return r->algo;
@@ -186,7 +213,9 @@ const rcoll_algo_t *rcoll_select(const rcoll_config_t *cfg, rcoll_coll_t coll, s
         if (r->max_size != ANY_SIZE)
             n += (size_t)snprintf(limit + n, sizeof limit - n, "size <= %d ", r->max_size);
         if (r->crowded >= 0)
-            snprintf(limit + n, sizeof limit - n, "%s", r->crowded ? "ppn > cores " : "ppn <= cores ");
+            n += (size_t)snprintf(limit + n, sizeof limit - n, "%s", r->crowded ? "ppn > cores " : "ppn <= cores ");
+        if (r->nodes >= 0)
+            snprintf(limit + n, sizeof limit - n, "%s", r->nodes ? "nodes > 1 " : "one node ");
         snprintf(why, why_len, "default rule %zu [%s]: %s (ppn %d, %d cores)", i + 1,
                  limit[0] ? limit : "any", r->reason, ppn, cores);
         return r->algo;

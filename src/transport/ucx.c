@@ -1,9 +1,14 @@
 /* ucx: the inter-node half of the node transport, over UCP (see ucx.h).
  *
- * Ordering: a signal follows its data through ucp_worker_fence (one endpoint: UCX keeps puts in
- * order after a fence). A transfer striped over several rails travels on several endpoints,
- * which a fence does not order against each other: the extra rails are flushed (remote
- * completion) before the signal goes out on rail 0.
+ * Writes into a peer's area (copy-path data, inline data, signal words) go as one UCP active
+ * message each, eager, carrying the destination address, the data and the signal word to
+ * raise after it: the receiving worker's handler copies the data and then stores the signal
+ * (release order), so data and signal arrive together, in order, in one message -- stronger
+ * than put + ucp_worker_fence + put, and half the messages where UCX emulates RMA with active
+ * messages itself (its tcp transport answers every put with a completion message). Large
+ * single-copy transfers into user buffers go by RMA put (ucp_put_nbx, zero copy where the
+ * transport has it); the signal after them waits for their remote completion (an endpoint
+ * flush on every rail used), which also orders the rails of a striped transfer.
  *
  * Striping (RCOLL_RAILS=k, from RCOLL_RAIL_MIN = 64 KB on): the transfer is cut into k parts of
  * equal size rounded up to 4 KB (the last one shorter), part i on rail i. Each rail is its own
@@ -48,6 +53,7 @@ typedef struct {
 struct rcoll_ucx_ctx {
     ucp_context_h context;
     ucp_worker_h worker;
+    int efd; /* the worker's event descriptor (-1: no wakeup support) */
     reg_entry_t *reg;
     unsigned reg_cap;
     uint64_t clock, next_id;
@@ -62,12 +68,20 @@ typedef struct {
     ucs_status_t status;
 } completion_t;
 
+#define AM_WRITE 17 /* the active message id of a write into a peer's memory */
+
+typedef struct {
+    uint64_t dst;    /* where the data goes, in the receiver's address space */
+    uint64_t signal; /* then the signal word to raise (0: none) */
+    uint64_t value;  /* ... to this value */
+} am_write_t;
+
 struct peer {
     rcoll_ucx_t *u;
     int rank;
     bool remote;
     bool failed;
-    bool striped;             /* a striped put went out since the last fence */
+    bool rma_pending;         /* RMA puts went out since the last fence */
     ucp_ep_h *ep;             /* per rail, created on first use */
     ucp_rkey_h *area_rkey;    /* per rail */
     uint64_t area_addr;
@@ -143,6 +157,23 @@ void rcoll_ucx_ctx_destroy(rcoll_ucx_ctx_t *c)
     free(c);
 }
 
+/* A peer's write (see the top): sent eager, so the data is here, whole, in this call. */
+static ucs_status_t am_write(void *arg, const void *header, size_t header_length, void *data,
+                             size_t length, const ucp_am_recv_param_t *param)
+{
+    (void)arg;
+    (void)param;
+    am_write_t h;
+    if (header_length != sizeof h)
+        return UCS_OK;
+    memcpy(&h, header, sizeof h);
+    if (length)
+        memcpy((void *)(uintptr_t)h.dst, data, length);
+    if (h.signal)
+        atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)h.signal, h.value, memory_order_release);
+    return UCS_OK;
+}
+
 static rcoll_status_t ctx_create(struct rcoll_team *t, rcoll_ucx_ctx_t **out)
 {
     rcoll_ucx_ctx_t *c = calloc(1, sizeof *c);
@@ -154,7 +185,7 @@ static rcoll_status_t ctx_create(struct rcoll_team *t, rcoll_ucx_ctx_t **out)
         ucp_params_t params;
         memset(&params, 0, sizeof params);
         params.field_mask = UCP_PARAM_FIELD_FEATURES;
-        params.features = UCP_FEATURE_RMA;
+        params.features = UCP_FEATURE_RMA | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
         us = ucp_init(&params, config, &c->context);
         ucp_config_release(config);
     }
@@ -168,6 +199,21 @@ static rcoll_status_t ctx_create(struct rcoll_team *t, rcoll_ucx_ctx_t **out)
     if (us != UCS_OK) {
         rcoll_ucx_ctx_destroy(c);
         return rcoll_team_error(t, RCOLL_ERR_SYSTEM, "ucx transport: UCP initialisation failed: %s",
+                                ucs_status_string(us));
+    }
+    if (ucp_worker_get_efd(c->worker, &c->efd) != UCS_OK)
+        c->efd = -1;
+    ucp_am_handler_param_t am;
+    memset(&am, 0, sizeof am);
+    am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_ARG;
+    am.id = AM_WRITE;
+    am.cb = am_write;
+    am.arg = c;
+    us = ucp_worker_set_am_recv_handler(c->worker, &am);
+    if (us != UCS_OK) {
+        rcoll_ucx_ctx_destroy(c);
+        return rcoll_team_error(t, RCOLL_ERR_SYSTEM, "ucx transport: active messages: %s",
                                 ucs_status_string(us));
     }
     c->next_id = 1;
@@ -230,7 +276,17 @@ const char *rcoll_ucx_last_error(const rcoll_ucx_t *u) { return u->err; }
 rcoll_status_t rcoll_ucx_pause(rcoll_ucx_t *u, rcoll_waiter_t *w)
 {
     rcoll_ucx_progress(u);
-    return rcoll_waiter_pause(w, NULL, 0);
+    int fd = u->c->efd;
+    /* Armed: nothing is pending and the descriptor will tell when something comes. Busy:
+     * something came meanwhile, the caller looks again at once. */
+    if (fd >= 0 && rcoll_waiter_is_sleeping(w)) {
+        ucs_status_t us = ucp_worker_arm(u->c->worker);
+        if (us == UCS_ERR_BUSY)
+            return RCOLL_OK;
+        if (us != UCS_OK)
+            fd = -1;
+    }
+    return rcoll_waiter_pause_fd(w, fd);
 }
 
 /* Until `c` completes: progress, pause by the team's policy, give up at its timeout or when
@@ -370,30 +426,25 @@ static rcoll_status_t put_on(rcoll_ucx_t *u, peer_t *p, int rail, const void *sr
     return RCOLL_OK;
 }
 
-rcoll_status_t rcoll_ucx_put(rcoll_ucx_t *u, int peer, const void *src, size_t len, size_t area_off)
-{
-    peer_t *p = &u->peer[peer];
-    rcoll_status_t st = rail_ready(u, p, 0);
-    if (st != RCOLL_OK || !len)
-        return st;
-    return put_on(u, p, 0, src, len, p->area_addr + area_off, p->area_rkey[0]);
-}
-
-rcoll_status_t rcoll_ucx_put_small(rcoll_ucx_t *u, int peer, const void *src, size_t len,
-                                   size_t area_off)
+rcoll_status_t rcoll_ucx_write(rcoll_ucx_t *u, int peer, const void *src, size_t len,
+                               size_t area_off, size_t signal_off, uint64_t value)
 {
     peer_t *p = &u->peer[peer];
     rcoll_status_t st = rail_ready(u, p, 0);
     if (st != RCOLL_OK)
         return st;
+    am_write_t h = {p->area_addr + area_off,
+                    signal_off == RCOLL_UCX_NO_SIGNAL ? 0 : p->area_addr + signal_off, value};
     completion_t c = {0, UCS_OK};
     ucp_request_param_t prm;
     memset(&prm, 0, sizeof prm);
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                       UCP_OP_ATTR_FIELD_FLAGS;
+    prm.flags = UCP_AM_SEND_FLAG_EAGER;
     prm.cb.send = completion_done;
     prm.user_data = &c;
-    ucs_status_ptr_t r = ucp_put_nbx(p->ep[0], src, len, p->area_addr + area_off, p->area_rkey[0], &prm);
-    return wait_ptr(u, p, r, &c, "put to");
+    ucs_status_ptr_t r = ucp_am_send_nbx(p->ep[0], AM_WRITE, &h, sizeof h, src, len, &prm);
+    return wait_ptr(u, p, r, &c, "write to"); /* the header is on this stack */
 }
 
 rcoll_status_t rcoll_ucx_put_user(rcoll_ucx_t *u, int peer, const void *src, size_t len,
@@ -421,17 +472,16 @@ rcoll_status_t rcoll_ucx_put_user(rcoll_ucx_t *u, int peer, const void *src, siz
         size_t n = len - from < part ? len - from : part;
         st = put_on(u, p, r, s + from, n, adv->addr + offset + from, p->user_rkey[r]);
     }
-    if (rails > 1)
-        p->striped = true;
+    p->rma_pending = true;
     return st;
 }
 
 rcoll_status_t rcoll_ucx_fence(rcoll_ucx_t *u, int peer)
 {
     peer_t *p = &u->peer[peer];
-    if (p->striped) { /* other endpoints: only remote completion orders them */
-        p->striped = false;
-        for (int r = 1; r < u->rails; r++) {
+    if (p->rma_pending) { /* only remote completion orders an RMA put before a message */
+        p->rma_pending = false;
+        for (int r = 0; r < u->rails; r++) {
             if (!p->ep[r])
                 continue;
             completion_t c = {0, UCS_OK};
@@ -445,10 +495,7 @@ rcoll_status_t rcoll_ucx_fence(rcoll_ucx_t *u, int peer)
                 return st;
         }
     }
-    ucs_status_t us = ucp_worker_fence(u->c->worker);
-    return us == UCS_OK ? RCOLL_OK
-                        : set_error(u, RCOLL_ERR_SYSTEM, "ucx transport: fence failed: %s",
-                                    ucs_status_string(us));
+    return RCOLL_OK;
 }
 
 static rcoll_status_t get_from(rcoll_ucx_t *u, peer_t *p, void *dst, size_t len, uint64_t addr,

@@ -49,15 +49,17 @@ rcoll_status_t rcoll_ucx_register(rcoll_ucx_t *u, void *addr, size_t len, rcoll_
 /* This rank has left the collective: registrations made for it alone may go. */
 void rcoll_ucx_release_registrations(rcoll_ucx_t *u);
 
-/* Data into the peer's area at `area_off` (src unchanged until quiet). */
-rcoll_status_t rcoll_ucx_put(rcoll_ucx_t *u, int peer, const void *src, size_t len, size_t area_off);
-/* Small data from a temporary: copied out before this returns. */
-rcoll_status_t rcoll_ucx_put_small(rcoll_ucx_t *u, int peer, const void *src, size_t len,
-                                   size_t area_off);
+#define RCOLL_UCX_NO_SIGNAL ((size_t)-1)
+/* len bytes into the peer's area at `area_off`, then its 64-bit word at `signal_off` (unless
+ * RCOLL_UCX_NO_SIGNAL) raised to `value`: one message, in order after everything written to
+ * the peer before (and after RMA puts once rcoll_ucx_fence was called). src may change once
+ * this returns. */
+rcoll_status_t rcoll_ucx_write(rcoll_ucx_t *u, int peer, const void *src, size_t len,
+                               size_t area_off, size_t signal_off, uint64_t value);
 /* Data into a user buffer the peer advertised, striped over the rails when large. */
 rcoll_status_t rcoll_ucx_put_user(rcoll_ucx_t *u, int peer, const void *src, size_t len,
                                   const rcoll_ucx_advert_t *adv, size_t offset);
-/* Everything put to `peer` before lands before anything put after. */
+/* RMA puts to `peer` so far land before anything written after. */
 rcoll_status_t rcoll_ucx_fence(rcoll_ucx_t *u, int peer);
 /* Reads, complete on return. */
 rcoll_status_t rcoll_ucx_get(rcoll_ucx_t *u, int peer, void *dst, size_t len, size_t area_off);

@@ -152,11 +152,19 @@ int rcoll_fork_run(int size, int (*fn)(int rank, const rcoll_oob_t *oob, void *a
                 continue;
             break;
         }
+        int who = -1;
         for (int r = 0; r < size; r++)
-            if (pids[r] == p)
+            if (pids[r] == p) {
                 pids[r] = 0;
-        if (failed >= 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
+                who = r;
+            }
+        if (failed >= 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
             failed++;
+            if (getenv("VERBOSE"))
+                fprintf(stderr, "fork launcher: rank %d %s %d\n", who,
+                        WIFEXITED(status) ? "exited with" : "killed by signal",
+                        WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+        }
         left--;
     }
     free(pids);

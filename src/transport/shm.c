@@ -66,7 +66,17 @@ typedef struct {
 _Static_assert(sizeof(advert_block_t) <= RCOLL_UCX_POLL_MAX, "an advertisement is polled whole");
 
 /* Lines of mine that a rank on another node raises for me: it cannot make me poll its own. */
-enum { VIEW_PUBLISHED = 0, VIEW_RELEASE = 2, VIEW_FIN = 3, VIEW_LINES = 4 };
+enum { VIEW_RELEASE = 0, VIEW_FIN = 1, VIEW_LINES = 2 };
+
+/* A publication of a rank on another node, pushed whole (with the news) when it fits: then
+ * nobody has to read the publisher's outbox, which over UCX's tcp only the publisher's own
+ * progress could serve. Larger ones are read from the outbox (the publisher stays until its
+ * readers are done). One block per source and parity. */
+#define PUSHED_MAX 4096
+typedef struct {
+    rcoll_line_t line; /* value = seq, len = the publication's length, tiny ones inline */
+    unsigned char data[PUSHED_MAX];
+} pushed_block_t;
 
 typedef struct {
     rcoll_tl_t base;
@@ -74,10 +84,11 @@ typedef struct {
     rcoll_ucx_t *net;         /* ranks on other nodes (NULL: the team is on one node) */
     advert_block_t *adv_seen; /* per team rank on another node: its last advertisement read */
     uint64_t pulled_seq;      /* the last collective in which ranks on other nodes read my outbox */
+    uint64_t *heard;          /* per team rank on another node: the last collective it was heard in */
     unsigned char *seg;
     size_t seg_bytes;
     size_t area_bytes;
-    size_t off_signal, off_view, off_advert, off_bounce, off_inbox;
+    size_t off_signal, off_view, off_pushed, off_advert, off_bounce, off_inbox;
     unsigned char **area;     /* per local index */
     uint64_t *peer_done_seen; /* per team rank: last done value read (flow control cache) */
     uint64_t *bounce_sent;    /* per local index: chunks I sent to that rank */
@@ -146,6 +157,15 @@ static size_t signal_off(const shm_tl_t *s, int source, uint64_t seq)
 static size_t view_off(const shm_tl_t *s, int source, int which)
 {
     return s->off_view + ((size_t)source * VIEW_LINES + (size_t)which) * sizeof(rcoll_line_t);
+}
+static pushed_block_t *pushed_block(shm_tl_t *s, int source, uint64_t seq)
+{
+    unsigned char *a = s->area[s->my_index] + s->off_pushed;
+    return (pushed_block_t *)(void *)a + (size_t)source * 2 + (seq & 1);
+}
+static size_t pushed_off(const shm_tl_t *s, int source, uint64_t seq)
+{
+    return s->off_pushed + ((size_t)source * 2 + (seq & 1)) * sizeof(pushed_block_t);
 }
 static size_t advert_off(const shm_tl_t *s, uint64_t seq)
 {
@@ -220,8 +240,9 @@ static void copy_out(void *dst, const void *src, size_t len)
 static int rank_arrived(void *arg, int rank)
 {
     shm_tl_t *s = arg;
-    if (is_remote(s, rank)) /* as far as its last advertisement read tells */
-        return atomic_load(&s->adv_seen[rank].line.value) >= s->team->seq;
+    if (is_remote(s, rank)) /* as far as what was heard from it tells */
+        return s->heard[rank] >= s->team->seq ||
+               atomic_load(&s->adv_seen[rank].line.value) >= s->team->seq;
     area_head_t *h = head_of(s, rank);
     uint64_t a = atomic_load(&h->arrival[0].value), b = atomic_load(&h->arrival[1].value);
     return (a > b ? a : b) >= s->team->seq;
@@ -371,7 +392,7 @@ static rcoll_line_t *event_line(shm_tl_t *s, const rcoll_event_t *ev, uint64_t *
         return remote ? NULL : &head_of(s, ev->peer)->arrival[ev->seq & 1];
     case RCOLL_EV_PUBLISHED:
         *target = ev->seq;
-        return remote ? view_line(s, ev->peer, VIEW_PUBLISHED + (int)(ev->seq & 1))
+        return remote ? &pushed_block(s, ev->peer, ev->seq)->line
                       : &head_of(s, ev->peer)->published[ev->seq & 1];
     case RCOLL_EV_RELEASE:
     default:
@@ -399,6 +420,8 @@ static bool shm_test(rcoll_tl_t *tl, const rcoll_event_t *ev)
         return net_arrived(s, ev->peer, ev->seq);
     if (!rcoll_line_reached(line, target)) /* the network progresses in pause, once per pass */
         return false;
+    if (s->net && is_remote(s, ev->peer) && s->heard[ev->peer] < ev->seq)
+        s->heard[ev->peer] = ev->seq;
     set_not_waiting(s);
     /* A peer that signalled or published for collective seq has left seq-1: flow control for
      * free. */
@@ -724,6 +747,33 @@ static rcoll_status_t wait_outbox_free(shm_tl_t *s, uint64_t seq)
     return RCOLL_OK;
 }
 
+/* Tells a rank on another node of my publication: tiny data inline in the news, up to
+ * PUSHED_MAX bytes the data itself into its block for me (one message), larger ones it reads
+ * from my outbox -- and I stay in the collective until it has. */
+static rcoll_status_t net_push_publication(shm_tl_t *s, int peer, uint64_t seq, const void *src,
+                                           size_t len)
+{
+    size_t line_off = pushed_off(s, s->team->rank, seq);
+    if (len <= RCOLL_INLINE_MAX || len > PUSHED_MAX) {
+        if (len > PUSHED_MAX)
+            s->pulled_seq = seq;
+        return net_post(s, peer, line_off, seq, src, len, true);
+    }
+    struct {
+        uint32_t len;
+        unsigned char payload[RCOLL_LINE_PAYLOAD];
+        unsigned char data[PUSHED_MAX];
+    } msg;
+    _Static_assert(offsetof(pushed_block_t, data) - offsetof(rcoll_line_t, len) ==
+                   offsetof(__typeof__(msg), data), "the pushed block is written in one piece");
+    msg.len = (uint32_t)len;
+    memset(msg.payload, 0, sizeof msg.payload);
+    memcpy(msg.data, src, len);
+    return rcoll_ucx_write(s->net, peer, &msg, offsetof(__typeof__(msg), data) + len,
+                           line_off + offsetof(rcoll_line_t, len),
+                           line_off + offsetof(rcoll_line_t, value), seq);
+}
+
 static rcoll_status_t shm_publish(rcoll_tl_t *tl, uint64_t seq, const void *src, size_t len)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
@@ -737,13 +787,9 @@ static rcoll_status_t shm_publish(rcoll_tl_t *tl, uint64_t seq, const void *src,
         copy_out(outbox_of(s, s->team->rank, seq), src, len);
     line->len = (uint32_t)len;
     rcoll_line_post(line, seq);
-    /* Ranks on other nodes are told (tiny data travels with the news); they read the rest. */
-    if (s->net && len > RCOLL_INLINE_MAX)
-        s->pulled_seq = seq;
     for (int peer = 0; s->net && st == RCOLL_OK && peer < s->team->size; peer++)
         if (is_remote(s, peer))
-            st = net_post(s, peer, view_off(s, s->team->rank, VIEW_PUBLISHED + (int)(seq & 1)),
-                          seq, src, len, true);
+            st = net_push_publication(s, peer, seq, src, len);
     return st;
 }
 
@@ -768,9 +814,9 @@ static rcoll_status_t shm_get(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst,
 {
     shm_tl_t *s = (shm_tl_t *)tl;
     if (is_remote(s, peer)) {
-        rcoll_line_t *view = view_line(s, peer, VIEW_PUBLISHED + (int)(seq & 1));
-        if (rcoll_line_reached(view, seq) && view->len <= RCOLL_INLINE_MAX) {
-            memcpy(dst, view->payload + offset, len);
+        pushed_block_t *b = pushed_block(s, peer, seq);
+        if (rcoll_line_reached(&b->line, seq) && b->line.len <= PUSHED_MAX) {
+            memcpy(dst, (b->line.len <= RCOLL_INLINE_MAX ? b->line.payload : b->data) + offset, len);
             return RCOLL_OK;
         }
         return rcoll_ucx_get(s->net, peer, dst, len, box_off(s, seq, 1) + offset);
@@ -834,6 +880,7 @@ static void shm_destroy(rcoll_tl_t *tl)
         net_finish(s);
     rcoll_ucx_destroy(s->net);
     free(s->adv_seen);
+    free(s->heard);
     if (s->seg)
         munmap(s->seg, s->seg_bytes);
     free(s->area);
@@ -880,7 +927,8 @@ static void layout(shm_tl_t *s, const struct rcoll_team *t, size_t inbox_bytes)
 {
     s->off_signal = sizeof(area_head_t);
     s->off_view = s->off_signal + (size_t)t->size * 2 * sizeof(rcoll_line_t);
-    s->off_advert = s->off_view + (t->node_count > 1 ? (size_t)t->size * VIEW_LINES * sizeof(rcoll_line_t) : 0);
+    s->off_pushed = s->off_view + (t->node_count > 1 ? (size_t)t->size * VIEW_LINES * sizeof(rcoll_line_t) : 0);
+    s->off_advert = s->off_pushed + (t->node_count > 1 ? (size_t)t->size * 2 * sizeof(pushed_block_t) : 0);
     s->off_bounce = s->off_advert + (t->node_count > 1 ? 2 * sizeof(advert_block_t) : 0);
     s->off_inbox = s->off_bounce + (size_t)t->ppn_max * sizeof(bounce_channel_t);
     s->base.inbox_bytes = inbox_bytes;
@@ -1004,11 +1052,13 @@ rcoll_status_t rcoll_shm_create(struct rcoll_team *t, const rcoll_oob_t *oob, rc
         s->area = calloc((size_t)t->local_size, sizeof *s->area);
         s->peer_done_seen = calloc((size_t)t->size, sizeof *s->peer_done_seen);
         s->bounce_sent = calloc((size_t)t->local_size, sizeof *s->bounce_sent);
-        if (t->node_count > 1)
+        if (t->node_count > 1) {
             s->adv_seen = calloc((size_t)t->size, sizeof *s->adv_seen);
+            s->heard = calloc((size_t)t->size, sizeof *s->heard);
+        }
     }
     int err = (!s || !offers || !s->area || !s->peer_done_seen || !s->bounce_sent ||
-               (t->node_count > 1 && !s->adv_seen)) ? -ENOMEM : 0;
+               (t->node_count > 1 && (!s->adv_seen || !s->heard))) ? -ENOMEM : 0;
     shm_offer_t mine = {{0}, err, 0};
     char created[64] = "";
     bool leader = t->local_rank == 0;

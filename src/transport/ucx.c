@@ -54,6 +54,11 @@ struct rcoll_ucx_ctx {
     ucp_context_h context;
     ucp_worker_h worker;
     int efd; /* the worker's event descriptor (-1: no wakeup support) */
+    bool no_peer_errors; /* the transports cannot report a peer gone (UCX shared memory) */
+    struct {             /* the areas of this process's live teams: where peers may write */
+        uintptr_t start, end;
+    } *areas;
+    int nareas, areas_cap;
     reg_entry_t *reg;
     unsigned reg_cap;
     uint64_t clock, next_id;
@@ -63,11 +68,6 @@ struct rcoll_ucx_ctx {
 
 typedef struct peer peer_t;
 
-typedef struct {
-    int done;
-    ucs_status_t status;
-} completion_t;
-
 #define AM_WRITE 17 /* the active message id of a write into a peer's memory */
 
 typedef struct {
@@ -75,6 +75,21 @@ typedef struct {
     uint64_t signal; /* then the signal word to raise (0: none) */
     uint64_t value;  /* ... to this value */
 } am_write_t;
+
+/* One blocking operation: what UCX may still touch after the wait for it gave up (a dead or
+ * stuck peer) lives here, not on the caller's stack -- the completion flags, the message
+ * header, a copy of small data, the landing buffer of small reads. An abandoned record is
+ * freed by its callback whenever UCX completes or purges the request. */
+#define OP_BUF (4096 + 128)
+typedef struct {
+    int done;
+    ucs_status_t status;
+    bool abandoned;
+    am_write_t header;
+    unsigned char buf[OP_BUF];
+} op_t;
+
+
 
 struct peer {
     rcoll_ucx_t *u;
@@ -89,13 +104,12 @@ struct peer {
     const unsigned char *worker_addr;
     uint64_t user_id;         /* the user buffer whose key is unpacked below */
     ucp_rkey_h *user_rkey;    /* per rail */
-    completion_t poll;        /* the read rcoll_ucx_poll keeps in flight */
-    bool poll_busy;
-    unsigned char poll_buf[RCOLL_UCX_POLL_MAX];
+    op_t *poll;               /* the read rcoll_ucx_poll keeps in flight (NULL: none) */
 };
 
 struct rcoll_ucx {
     rcoll_ucx_ctx_t *c;
+    void *area;               /* this rank's area (peers write into it) */
     struct rcoll_team *team;
     int rails;
     peer_t *peer;
@@ -140,6 +154,7 @@ void rcoll_ucx_ctx_destroy(rcoll_ucx_ctx_t *c)
         if (c->reg[i].used)
             reg_drop(c, &c->reg[i]);
     free(c->reg);
+    free(c->areas);
     if (c->worker) { /* closed endpoints' leftovers (UCX discards them in the background) */
         uint64_t until = rcoll_now_ns() + 200000000ull;
         for (int idle = 0; idle < 5 && rcoll_now_ns() < until;) {
@@ -158,15 +173,27 @@ void rcoll_ucx_ctx_destroy(rcoll_ucx_ctx_t *c)
 }
 
 /* A peer's write (see the top): sent eager, so the data is here, whole, in this call. */
+static bool in_live_area(const rcoll_ucx_ctx_t *c, uint64_t addr, size_t len)
+{
+    for (int i = 0; i < c->nareas; i++)
+        if (addr >= c->areas[i].start && addr + len <= c->areas[i].end && addr + len >= addr)
+            return true;
+    return false;
+}
+
 static ucs_status_t am_write(void *arg, const void *header, size_t header_length, void *data,
                              size_t length, const ucp_am_recv_param_t *param)
 {
-    (void)arg;
+    rcoll_ucx_ctx_t *c = arg;
     (void)param;
     am_write_t h;
     if (header_length != sizeof h)
         return UCS_OK;
     memcpy(&h, header, sizeof h);
+    /* A late write for a team already destroyed here (a peer's last words) is dropped. */
+    if ((length && !in_live_area(c, h.dst, length)) ||
+        (h.signal && !in_live_area(c, h.signal, sizeof(uint64_t))))
+        return UCS_OK;
     if (length)
         memcpy((void *)(uintptr_t)h.dst, data, length);
     if (h.signal)
@@ -256,12 +283,49 @@ static void put_done(void *request, ucs_status_t status, void *user_data)
     ucp_request_free(request);
 }
 
-static void completion_done(void *request, ucs_status_t status, void *user_data)
+static void op_done(void *request, ucs_status_t status, void *user_data)
 {
-    completion_t *c = user_data;
-    c->status = status;
-    c->done = 1;
+    op_t *o = user_data;
     ucp_request_free(request);
+    if (o->abandoned) {
+        free(o);
+        return;
+    }
+    o->status = status;
+    o->done = 1;
+}
+
+static op_t *op_new(void)
+{
+    op_t *o = malloc(sizeof *o);
+    if (o) {
+        o->done = 0;
+        o->status = UCS_OK;
+        o->abandoned = false;
+    }
+    return o;
+}
+
+/* The caller is done with the record: free it, or leave it to its callback if UCX still has
+ * the request. */
+static void op_drop(op_t *o, bool pending)
+{
+    if (!o)
+        return;
+    if (pending && !o->done)
+        o->abandoned = true;
+    else
+        free(o);
+}
+
+static ucp_request_param_t op_param(op_t *o)
+{
+    ucp_request_param_t prm;
+    memset(&prm, 0, sizeof prm);
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    prm.cb.send = op_done;
+    prm.user_data = o;
+    return prm;
 }
 
 void rcoll_ucx_progress(rcoll_ucx_t *u)
@@ -291,7 +355,7 @@ rcoll_status_t rcoll_ucx_pause(rcoll_ucx_t *u, rcoll_waiter_t *w)
 
 /* Until `c` completes: progress, pause by the team's policy, give up at its timeout or when
  * the peer is reported gone. */
-static rcoll_status_t wait_completion(rcoll_ucx_t *u, peer_t *p, completion_t *c, const char *what)
+static rcoll_status_t wait_completion(rcoll_ucx_t *u, peer_t *p, op_t *c, const char *what)
 {
     rcoll_waiter_t w;
     rcoll_waiter_start(&w, &u->team->wait);
@@ -314,18 +378,26 @@ static rcoll_status_t wait_completion(rcoll_ucx_t *u, peer_t *p, completion_t *c
     return RCOLL_OK;
 }
 
-static rcoll_status_t wait_ptr(rcoll_ucx_t *u, peer_t *p, ucs_status_ptr_t ptr, completion_t *c,
-                               const char *what)
+/* Waits for the operation `ptr` of record o, then drops the record (see op_drop). */
+static rcoll_status_t wait_op(rcoll_ucx_t *u, peer_t *p, ucs_status_ptr_t ptr, op_t *o,
+                              const char *what)
 {
-    if (ptr == NULL)
-        return RCOLL_OK;
+    rcoll_status_t st = RCOLL_OK;
     if (UCS_PTR_IS_ERR(ptr)) {
         p->failed = true;
-        return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: %s rank %d failed: %s",
-                         u->team->coll ? u->team->coll : "ucx", what, p->rank,
-                         ucs_status_string(UCS_PTR_STATUS(ptr)));
+        st = set_error(u, RCOLL_ERR_PEER_DEAD, "%s: %s rank %d failed: %s",
+                       u->team->coll ? u->team->coll : "ucx", what, p->rank,
+                       ucs_status_string(UCS_PTR_STATUS(ptr)));
+    } else if (ptr) {
+        st = wait_completion(u, p, o, what);
     }
-    return wait_completion(u, p, c, what);
+    op_drop(o, ptr && !UCS_PTR_IS_ERR(ptr));
+    return st;
+}
+
+static rcoll_status_t no_memory(rcoll_ucx_t *u)
+{
+    return set_error(u, RCOLL_ERR_NOMEM, "ucx transport: out of memory");
 }
 
 /* ---- endpoints and keys ---- */
@@ -346,18 +418,24 @@ static rcoll_status_t rail_ready(rcoll_ucx_t *u, peer_t *p, int rail)
                          u->team->coll ? u->team->coll : "ucx", p->rank);
     ucp_ep_params_t ep;
     memset(&ep, 0, sizeof ep);
-    /* A peer on another host: UCX reports it gone (peer error handling). On my host (nodes
-     * emulated by RCOLL_NODE_MAP/RCOLL_PPN) the process check finds a dead peer exactly, and
-     * UCX's shared-memory transports, which have no peer failure reports, stay usable. */
-    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    /* UCX reports a peer gone (peer error handling; without it a broken connection is fatal
+     * to the process in UCX 1.13). UCX's shared-memory transports have no such reports and
+     * refuse the mode: then (found once per context, UCX says so once) endpoints go without,
+     * and the same host's process check finds a dead peer. */
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
     ep.address = (const ucp_address_t *)(const void *)p->worker_addr;
-    if (!u->team->same_host[p->rank]) {
-        ep.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
-        ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-        ep.err_handler.cb = ep_failed;
-        ep.err_handler.arg = p;
+    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    ep.err_handler.cb = ep_failed;
+    ep.err_handler.arg = p;
+    ucs_status_t us = UCS_ERR_UNREACHABLE;
+    if (!u->c->no_peer_errors)
+        us = ucp_ep_create(u->c->worker, &ep, &p->ep[rail]);
+    if (us == UCS_ERR_UNREACHABLE && u->team->same_host[p->rank]) {
+        u->c->no_peer_errors = true;
+        ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+        us = ucp_ep_create(u->c->worker, &ep, &p->ep[rail]);
     }
-    ucs_status_t us = ucp_ep_create(u->c->worker, &ep, &p->ep[rail]);
     if (us == UCS_OK)
         us = ucp_ep_rkey_unpack(p->ep[rail], p->area_rkey_buf, &p->area_rkey[rail]);
     if (us != UCS_OK) {
@@ -433,18 +511,22 @@ rcoll_status_t rcoll_ucx_write(rcoll_ucx_t *u, int peer, const void *src, size_t
     rcoll_status_t st = rail_ready(u, p, 0);
     if (st != RCOLL_OK)
         return st;
-    am_write_t h = {p->area_addr + area_off,
-                    signal_off == RCOLL_UCX_NO_SIGNAL ? 0 : p->area_addr + signal_off, value};
-    completion_t c = {0, UCS_OK};
-    ucp_request_param_t prm;
-    memset(&prm, 0, sizeof prm);
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                       UCP_OP_ATTR_FIELD_FLAGS;
+    op_t *o = op_new();
+    if (!o)
+        return no_memory(u);
+    o->header.dst = p->area_addr + area_off;
+    o->header.signal = signal_off == RCOLL_UCX_NO_SIGNAL ? 0 : p->area_addr + signal_off;
+    o->header.value = value;
+    if (len <= sizeof o->buf) { /* small data travels from the record */
+        memcpy(o->buf, src, len);
+        src = o->buf;
+    }
+    ucp_request_param_t prm = op_param(o);
+    prm.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
     prm.flags = UCP_AM_SEND_FLAG_EAGER;
-    prm.cb.send = completion_done;
-    prm.user_data = &c;
-    ucs_status_ptr_t r = ucp_am_send_nbx(p->ep[0], AM_WRITE, &h, sizeof h, src, len, &prm);
-    return wait_ptr(u, p, r, &c, "write to"); /* the header is on this stack */
+    ucs_status_ptr_t r = ucp_am_send_nbx(p->ep[0], AM_WRITE, &o->header, sizeof o->header, src,
+                                         len, &prm);
+    return wait_op(u, p, r, o, "write to");
 }
 
 rcoll_status_t rcoll_ucx_put_user(rcoll_ucx_t *u, int peer, const void *src, size_t len,
@@ -484,13 +566,11 @@ rcoll_status_t rcoll_ucx_fence(rcoll_ucx_t *u, int peer)
         for (int r = 0; r < u->rails; r++) {
             if (!p->ep[r])
                 continue;
-            completion_t c = {0, UCS_OK};
-            ucp_request_param_t prm;
-            memset(&prm, 0, sizeof prm);
-            prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-            prm.cb.send = completion_done;
-            prm.user_data = &c;
-            rcoll_status_t st = wait_ptr(u, p, ucp_ep_flush_nbx(p->ep[r], &prm), &c, "flush to");
+            op_t *o = op_new();
+            if (!o)
+                return no_memory(u);
+            ucp_request_param_t prm = op_param(o);
+            rcoll_status_t st = wait_op(u, p, ucp_ep_flush_nbx(p->ep[r], &prm), o, "flush to");
             if (st != RCOLL_OK)
                 return st;
         }
@@ -501,14 +581,19 @@ rcoll_status_t rcoll_ucx_fence(rcoll_ucx_t *u, int peer)
 static rcoll_status_t get_from(rcoll_ucx_t *u, peer_t *p, void *dst, size_t len, uint64_t addr,
                                ucp_rkey_h rkey)
 {
-    completion_t c = {0, UCS_OK};
-    ucp_request_param_t prm;
-    memset(&prm, 0, sizeof prm);
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    prm.cb.send = completion_done;
-    prm.user_data = &c;
-    ucs_status_ptr_t r = ucp_get_nbx(p->ep[0], dst, len, addr, rkey, &prm);
-    return wait_ptr(u, p, r, &c, "read from");
+    op_t *o = op_new();
+    if (!o)
+        return no_memory(u);
+    bool small = len <= sizeof o->buf; /* lands in the record, copied out once complete */
+    ucp_request_param_t prm = op_param(o);
+    ucs_status_ptr_t r = ucp_get_nbx(p->ep[0], small ? o->buf : dst, len, addr, rkey, &prm);
+    if (UCS_PTR_IS_ERR(r))
+        return wait_op(u, p, r, o, "read from");
+    rcoll_status_t st = r ? wait_completion(u, p, o, "read from") : RCOLL_OK;
+    if (st == RCOLL_OK && small)
+        memcpy(dst, o->buf, len);
+    op_drop(o, r != NULL);
+    return st;
 }
 
 rcoll_status_t rcoll_ucx_get(rcoll_ucx_t *u, int peer, void *dst, size_t len, size_t area_off)
@@ -539,43 +624,45 @@ rcoll_status_t rcoll_ucx_get_user(rcoll_ucx_t *u, int peer, void *dst, size_t le
 int rcoll_ucx_poll(rcoll_ucx_t *u, int peer, void *dst, size_t len, size_t area_off)
 {
     peer_t *p = &u->peer[peer];
-    if (len > sizeof p->poll_buf)
+    if (len > RCOLL_UCX_POLL_MAX)
         return RCOLL_ERR_INVALID;
-    if (!p->poll_busy) {
+    if (!p->poll) {
         rcoll_status_t st = rail_ready(u, p, 0);
         if (st != RCOLL_OK)
             return st;
-        p->poll.done = 0;
-        ucp_request_param_t prm;
-        memset(&prm, 0, sizeof prm);
-        prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-        prm.cb.send = completion_done;
-        prm.user_data = &p->poll;
-        ucs_status_ptr_t r = ucp_get_nbx(p->ep[0], p->poll_buf, len, p->area_addr + area_off,
+        op_t *o = op_new();
+        if (!o)
+            return no_memory(u);
+        ucp_request_param_t prm = op_param(o);
+        ucs_status_ptr_t r = ucp_get_nbx(p->ep[0], o->buf, len, p->area_addr + area_off,
                                          p->area_rkey[0], &prm);
         if (UCS_PTR_IS_ERR(r)) {
-            p->failed = true;
+            op_drop(o, false);
             return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: read from rank %d failed: %s",
                              u->team->coll ? u->team->coll : "ucx", peer,
                              ucs_status_string(UCS_PTR_STATUS(r)));
         }
         if (!r) {
-            memcpy(dst, p->poll_buf, len);
+            memcpy(dst, o->buf, len);
+            op_drop(o, false);
             return 1;
         }
-        p->poll_busy = true;
+        p->poll = o;
     }
     rcoll_ucx_progress(u);
-    if (!p->poll.done)
+    op_t *o = p->poll;
+    if (!o->done)
         return p->failed ? set_error(u, RCOLL_ERR_PEER_DEAD, "%s: rank %d is gone (UCX)",
                                      u->team->coll ? u->team->coll : "ucx", peer)
                          : 0;
-    p->poll_busy = false;
-    if (p->poll.status != UCS_OK) /* the peer may just have left: not a verdict on it */
+    p->poll = NULL;
+    ucs_status_t us = o->status;
+    if (us == UCS_OK)
+        memcpy(dst, o->buf, len);
+    op_drop(o, false);
+    if (us != UCS_OK) /* the peer may just have left: not a verdict on it */
         return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: read from rank %d failed: %s",
-                         u->team->coll ? u->team->coll : "ucx", peer,
-                         ucs_status_string(p->poll.status));
-    memcpy(dst, p->poll_buf, len);
+                         u->team->coll ? u->team->coll : "ucx", peer, ucs_status_string(us));
     return 1;
 }
 
@@ -796,6 +883,31 @@ static rcoll_status_t ucx_alloc(struct rcoll_team *t, rcoll_ucx_t **out)
     return RCOLL_OK;
 }
 
+static int area_add(rcoll_ucx_ctx_t *c, void *area, size_t bytes)
+{
+    if (c->nareas == c->areas_cap) {
+        int cap = c->areas_cap ? 2 * c->areas_cap : 8;
+        void *p = realloc(c->areas, (size_t)cap * sizeof *c->areas);
+        if (!p)
+            return -1;
+        c->areas = p;
+        c->areas_cap = cap;
+    }
+    c->areas[c->nareas].start = (uintptr_t)area;
+    c->areas[c->nareas].end = (uintptr_t)area + bytes;
+    c->nareas++;
+    return 0;
+}
+
+static void area_remove(rcoll_ucx_ctx_t *c, void *area)
+{
+    for (int i = 0; i < c->nareas; i++)
+        if (c->areas[i].start == (uintptr_t)area) {
+            c->areas[i] = c->areas[--c->nareas];
+            return;
+        }
+}
+
 rcoll_status_t rcoll_ucx_create(struct rcoll_team *t, const rcoll_oob_t *oob, void *area,
                                 size_t area_bytes, rcoll_ucx_t **out)
 {
@@ -832,26 +944,31 @@ rcoll_status_t rcoll_ucx_create(struct rcoll_team *t, const rcoll_oob_t *oob, vo
         ucp_worker_release_address(u->c->worker, waddr);
     if (st == RCOLL_OK && err)
         st = RCOLL_ERR_SYSTEM;
+    if (st == RCOLL_OK && area_add(u->c, area, area_bytes) != 0)
+        st = RCOLL_ERR_NOMEM; /* after the last exchange: the others fail at their first wait */
     if (st != RCOLL_OK) {
         rcoll_ucx_destroy(u);
         return st;
     }
+    u->area = area;
     *out = u;
     return RCOLL_OK;
 }
 
-static void wait_bounded(rcoll_ucx_t *u, ucs_status_ptr_t r, completion_t *c)
+/* Waits a bounded time for a request of record o, cancelling it if need be; drops o. */
+static void wait_bounded(rcoll_ucx_t *u, ucs_status_ptr_t r, op_t *o)
 {
-    if (!r || UCS_PTR_IS_ERR(r))
-        return;
-    uint64_t until = rcoll_now_ns() + 1000000000ull;
-    while (!c->done && rcoll_now_ns() < until)
-        ucp_worker_progress(u->c->worker);
-    if (!c->done) {
-        ucp_request_cancel(u->c->worker, r);
-        while (!c->done && rcoll_now_ns() < until + 1000000000ull)
+    if (r && !UCS_PTR_IS_ERR(r)) {
+        uint64_t until = rcoll_now_ns() + 1000000000ull;
+        while (!o->done && rcoll_now_ns() < until)
             ucp_worker_progress(u->c->worker);
+        if (!o->done) {
+            ucp_request_cancel(u->c->worker, r);
+            while (!o->done && rcoll_now_ns() < until + 1000000000ull)
+                ucp_worker_progress(u->c->worker);
+        }
     }
+    op_drop(o, r && !UCS_PTR_IS_ERR(r));
 }
 
 /* No member is inside a collective when a team is destroyed: every peer has received what it
@@ -859,21 +976,21 @@ static void wait_bounded(rcoll_ucx_t *u, ucs_status_ptr_t r, completion_t *c)
  * disconnect handshake (a peer that has exited could not answer it). */
 static void close_ep(rcoll_ucx_t *u, ucp_ep_h ep)
 {
-    completion_t closed = {0, UCS_OK};
-    ucp_request_param_t prm;
-    memset(&prm, 0, sizeof prm);
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                       UCP_OP_ATTR_FIELD_FLAGS;
-    prm.cb.send = completion_done;
+    op_t *o = op_new();
+    if (!o)
+        return;
+    ucp_request_param_t prm = op_param(o);
+    prm.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
     prm.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    prm.user_data = &closed;
-    wait_bounded(u, ucp_ep_close_nbx(ep, &prm), &closed);
+    wait_bounded(u, ucp_ep_close_nbx(ep, &prm), o);
 }
 
 void rcoll_ucx_destroy(rcoll_ucx_t *u)
 {
     if (!u)
         return;
+    if (u->c && u->area)
+        area_remove(u->c, u->area); /* from now on writes for it are dropped */
     if (u->c) {
         /* What is still in flight finishes (or fails) before the memory goes. */
         uint64_t until = rcoll_now_ns() + 1000000000ull;
@@ -882,11 +999,7 @@ void rcoll_ucx_destroy(rcoll_ucx_t *u)
     }
     for (int r = 0; u->peer && r < u->team->size; r++) {
         peer_t *p = &u->peer[r];
-        if (u->c && p->poll_busy) {
-            uint64_t until = rcoll_now_ns() + 1000000000ull;
-            while (!p->poll.done && rcoll_now_ns() < until)
-                ucp_worker_progress(u->c->worker);
-        }
+        op_drop(p->poll, true); /* a read still in flight: its callback frees it */
         for (int k = 0; p->ep && k < u->rails; k++) {
             if (p->user_rkey && p->user_rkey[k])
                 ucp_rkey_destroy(p->user_rkey[k]);

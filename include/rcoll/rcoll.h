@@ -67,6 +67,16 @@ typedef struct {
 RCOLL_API rcoll_status_t rcoll_context_create(rcoll_context_t **ctx);
 RCOLL_API void rcoll_context_destroy(rcoll_context_t *ctx);
 
+/* The registration cache of user buffers that ranks on other nodes write into or read from
+ * (UCX; RCOLL_REG_CACHE entries, LRU, an entry dropped when its memory is unmapped). All zero
+ * before the context's first team that spans nodes. */
+typedef struct {
+    unsigned long long hits, misses, evictions, invalidations, registrations;
+    unsigned entries, capacity;
+    int hooks; /* UCX memory hooks report unmapped memory (else no caching) */
+} rcoll_reg_cache_stats_t;
+RCOLL_API void rcoll_context_reg_cache_stats(const rcoll_context_t *ctx, rcoll_reg_cache_stats_t *out);
+
 /* Team: collective over oob->size processes. Every member calls it; the result is agreed, so
  * either all members get a team or all get the same error. */
 RCOLL_API rcoll_status_t rcoll_team_create(rcoll_context_t *ctx, const rcoll_oob_t *oob, rcoll_team_t **team);

@@ -27,6 +27,11 @@ rcoll_status_t rcoll_context_create(rcoll_context_t **out)
     return RCOLL_OK;
 }
 
+void rcoll_context_reg_cache_stats(const rcoll_context_t *ctx, rcoll_reg_cache_stats_t *out)
+{
+    rcoll_ucx_cache_stats(ctx ? ctx->ucx : NULL, out);
+}
+
 void rcoll_context_destroy(rcoll_context_t *ctx)
 {
     if (ctx)

@@ -63,7 +63,7 @@ struct rcoll_ucx_ctx {
     unsigned reg_cap;
     uint64_t clock, next_id;
     bool hooks;
-    rcoll_ucx_cache_stats_t stats;
+    rcoll_reg_cache_stats_t stats;
 };
 
 typedef struct peer peer_t;
@@ -201,6 +201,28 @@ static ucs_status_t am_write(void *arg, const void *header, size_t header_length
     return UCS_OK;
 }
 
+/* UCX_TLS naming only shared-memory transports (sm, shm, posix, sysv, cma, knem, xpmem,
+ * self): none of them reports a peer gone, and UCX would refuse (and log) the first endpoint
+ * asking for that. */
+static bool shared_memory_only(void)
+{
+    const char *tls = getenv("UCX_TLS");
+    if (!tls || !*tls || tls[0] == '^')
+        return false;
+    static const char *const sm[] = {"sm", "shm", "posix", "sysv", "cma", "knem", "xpmem", "self", "mm"};
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", tls);
+    char *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        bool known = false;
+        for (size_t i = 0; i < sizeof sm / sizeof sm[0]; i++)
+            known |= strcmp(t, sm[i]) == 0;
+        if (!known)
+            return false;
+    }
+    return true;
+}
+
 static rcoll_status_t ctx_create(struct rcoll_team *t, rcoll_ucx_ctx_t **out)
 {
     rcoll_ucx_ctx_t *c = calloc(1, sizeof *c);
@@ -243,6 +265,7 @@ static rcoll_status_t ctx_create(struct rcoll_team *t, rcoll_ucx_ctx_t **out)
         return rcoll_team_error(t, RCOLL_ERR_SYSTEM, "ucx transport: active messages: %s",
                                 ucs_status_string(us));
     }
+    c->no_peer_errors = shared_memory_only();
     c->next_id = 1;
     c->stats.capacity = (unsigned)t->ctx->cfg.reg_cache;
     if (c->stats.capacity) {
@@ -796,9 +819,12 @@ void rcoll_ucx_release_registrations(rcoll_ucx_t *u)
         reg_drop(u->c, &u->call_reg);
 }
 
-void rcoll_ucx_cache_stats(const rcoll_ucx_t *u, rcoll_ucx_cache_stats_t *out)
+void rcoll_ucx_cache_stats(const rcoll_ucx_ctx_t *c, rcoll_reg_cache_stats_t *out)
 {
-    *out = u->c->stats;
+    if (c)
+        *out = c->stats;
+    else
+        memset(out, 0, sizeof *out);
 }
 
 /* ---- creation ---- */

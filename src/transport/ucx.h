@@ -79,11 +79,6 @@ bool rcoll_ucx_peer_failed(const rcoll_ucx_t *u, int peer);
 const char *rcoll_ucx_last_error(const rcoll_ucx_t *u);
 
 /* Counters of the context's registration cache. */
-typedef struct {
-    uint64_t hits, misses, evictions, invalidations, registrations;
-    unsigned entries, capacity;
-    bool hooks; /* UCX memory hooks report unmapped memory */
-} rcoll_ucx_cache_stats_t;
-void rcoll_ucx_cache_stats(const rcoll_ucx_t *u, rcoll_ucx_cache_stats_t *out);
+void rcoll_ucx_cache_stats(const rcoll_ucx_ctx_t *c, rcoll_reg_cache_stats_t *out);
 
 #endif

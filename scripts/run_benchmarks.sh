@@ -5,6 +5,9 @@
 # MPICH, every size interleaved native/rcoll in one run, every (collective, implementation,
 # size) checked once before it is timed. Writes OUT_DIR/raw/<mpi>-np<N>.jsonl (.txt: the
 # OSU-style output, .err: stderr), then OUT_DIR/report.md and plots.
+# Across nodes (emulated: every rank its own node, UCX tcp) against Open MPI over its tcp BTL at
+# np=4: barrier, allgather, alltoall; and allgather 32 KB with fresh buffers, with and without the
+# registration cache (RCOLL_BENCH_INTERNODE=0 skips these).
 # Usage: scripts/run_benchmarks.sh BUILD_DIR OUT_DIR
 # Environment: RCOLL_BENCH_COLLS (default barrier,allgather,alltoall,bcast,gather,scatter; any
 # list rcoll-bench --coll takes), RCOLL_BENCH_SIZES (1:1048576), RCOLL_BENCH_ITERS (default
@@ -57,6 +60,46 @@ if [ -x "$build/rcoll-bench" ]; then
     done
     cat "$out"/raw/openmpi-np2.jsonl "$out"/raw/openmpi-np4.jsonl >"$out/raw/openmpi.jsonl"
     labels+=(--label "openmpi=$out/raw/openmpi.jsonl")
+fi
+# Across nodes, emulated on this machine: every rank its own node (RCOLL_PPN=1), all of rcoll's
+# traffic over UCX's tcp transport, against Open MPI with shared memory off (ob1 over its tcp
+# BTL). Then allgather of 32 KB blocks with fresh buffers every iteration (--no-reuse; single
+# copy forced from 32 KB, RCOLL_ZCOPY_THRESHOLD, so each call registers its receive buffer)
+# with the registration cache (RCOLL_REG_CACHE=64) and without (0).
+if [ -x "$build/rcoll-bench" ] && [ "${RCOLL_BENCH_INTERNODE:-1}" = 1 ]; then
+    tcp=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 --mca btl tcp,self
+         --mca pml ob1 -x RCOLL_PPN=1 -x UCX_TLS=tcp)
+    saved=("${common[@]}")
+    common=(--coll "${RCOLL_BENCH_INTERNODE_COLLS:-barrier,allgather,alltoall}" --impl native,rcoll -m "$sizes")
+    run openmpi-tcp 4 "${RCOLL_BENCH_INTERNODE_ITERS:-1000}" "$warm" "${tcp[@]}" "$build/rcoll-bench"
+    labels+=(--label "openmpi-tcp=$out/raw/openmpi-tcp-np4.jsonl")
+    notes+=(--note "openmpi-tcp: nodes emulated on this machine, every rank its own node (RCOLL_PPN=1): rcoll's traffic all over UCX tcp (UCX_TLS=tcp), native Open MPI with '--mca btl tcp,self --mca pml ob1' (its shared memory off); ppn in its table titles counts ranks per machine.")
+    for cache in 64 0; do
+        common=(--coll allgather --impl native,rcoll -m 32768:32768 --no-reuse)
+        run "noreuse-cache$cache" 4 "${RCOLL_BENCH_INTERNODE_ITERS:-1000}" "$warm" "${tcp[@]}" \
+            -x RCOLL_REG_CACHE=$cache -x RCOLL_ZCOPY_THRESHOLD=32k "$build/rcoll-bench"
+    done
+    notes+=(--note "$(python3 - "$out/raw" <<'PY'
+import json, sys
+rows = {}
+for cache in ("64", "0"):
+    try:
+        for line in open(f"{sys.argv[1]}/noreuse-cache{cache}-np4.jsonl"):
+            r = json.loads(line)
+            if "max_us" in r:
+                rows.setdefault(cache, {})["native" if r["impl"] == "native" else "rcoll"] = r["max_us"]
+    except OSError:
+        pass
+def cell(c):
+    r = rows.get(c, {})
+    if "rcoll" not in r:
+        return "not measured"
+    return f"rcoll {r['rcoll']:.1f} us, native {r.get('native', float('nan')):.1f} us"
+print("Allgather 32 KB, fresh buffers every iteration, np=4 over UCX tcp, single copy from 32 KB: "
+      f"with the registration cache {cell('64')}; without (RCOLL_REG_CACHE=0) {cell('0')}.")
+PY
+)")
+    common=("${saved[@]}")
 fi
 if [ -x "$build/rcoll-bench-mpich" ]; then
     run mpich 2 "$iters" "$warm" mpirun.mpich -np 2 "$build/rcoll-bench-mpich"

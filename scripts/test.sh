@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The tests: install what is missing, build, run the whole suite (unit tests, the multi-process
-# matrix, failure and cleanup tests, the MPI drop-in with Open MPI and MPICH), then build with
-# AddressSanitizer + UndefinedBehaviorSanitizer and run the suite again (the full matrix only
-# once, in the plain build).
+# matrix on one node and over 2, 3 and 4 emulated nodes through UCX, failure and cleanup tests,
+# the registration cache, the MPI drop-in with Open MPI and MPICH), then build with
+# AddressSanitizer + UndefinedBehaviorSanitizer and run the suite again (the full and the
+# multi-node matrices in short form there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RCOLL_SETUP_PYTHON=0 scripts/setup.sh
@@ -15,6 +16,8 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # libraries themselves leak at exit, which is not ours to report).
 (cd build-asan &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --output-on-failure --timeout 900 \
-        -E '^(matrix_(barrier|allgather|alltoall|bcast|gather_scatter|vforms)|mpi_dropin)$' &&
+        -E '^(matrix_(barrier|allgather|alltoall|bcast|gather_scatter|vforms|nodes3_tcp|nodes2_sm|nodes4_tcp)|peer_failure_nodes_.*|mpi_dropin)$' &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --quick --np 1,2,3,4,5,8,9 &&
+    UCX_TLS=tcp ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --nodes 3 --quick --calls 2 --np 2,3,7 &&
+    UCX_TLS=sm RCOLL_PPN=2 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --quick --calls 2 --np 4,5 &&
     ctest --output-on-failure --timeout 900 -R '^mpi_dropin$')

@@ -1,6 +1,6 @@
 /* Team creation over the fork launcher: the node map (hostname, RCOLL_NODE_MAP, RCOLL_PPN)
- * gives the same outcome on every rank (one node: a team; several nodes: RCOLL_ERR_UNSUPPORTED
- * until the inter-node transport exists; a malformed map: RCOLL_ERR_INVALID), bad arguments are
+ * gives the same outcome on every rank (a team of the right node count, on one node or several
+ * (UCX between them), with a barrier that works; a malformed map: RCOLL_ERR_INVALID), bad arguments are
  * refused, and 2000 teams created and destroyed in a row leave no file descriptor, mapping or
  * /dev/shm entry behind. */
 #include <dirent.h>
@@ -85,11 +85,13 @@ int main(void)
         {NULL, NULL, RCOLL_OK, 1},
         {"0,0,0,0", NULL, RCOLL_OK, 1},
         {"3,3,3,3", NULL, RCOLL_OK, 1},
-        {"0,0,1,1", NULL, RCOLL_ERR_UNSUPPORTED, 2},
+        {"0,0,1,1", NULL, RCOLL_OK, 2},
+        {"0,1,2,0", NULL, RCOLL_OK, 3},
         {"0,0,1", NULL, RCOLL_ERR_INVALID, 0},
         {"0,0,1,1,1", NULL, RCOLL_ERR_INVALID, 0},
         {NULL, "4", RCOLL_OK, 1},
-        {NULL, "2", RCOLL_ERR_UNSUPPORTED, 2},
+        {NULL, "2", RCOLL_OK, 2},
+        {NULL, "1", RCOLL_OK, 4},
     };
     int passed = 0, failed = 0;
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

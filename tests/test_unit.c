@@ -149,10 +149,12 @@ static void check_selection(void)
     size_t sizes[] = {0, 1, 48, 49, 4096, 65536, 1u << 20, 64u << 20};
     for (int c = 0; c < RCOLL_COLL_COUNT; c++)
         for (int p = 1; p <= 512; p = p * 2 + 1)
-            for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
-                const rcoll_algo_t *a = rcoll_select(&cfg, (rcoll_coll_t)c, sizes[i], p, p, 2, why, sizeof why);
-                CHECK(a && (int)a->coll == c && why[0], "selection %d bytes=%zu p=%d", c, sizes[i], p);
-            }
+            for (int ppn = 1; ppn <= p; ppn = ppn < p / 2 ? ppn * 2 : ppn == p ? p + 1 : p) /* and across nodes */
+                for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+                    const rcoll_algo_t *a = rcoll_select(&cfg, (rcoll_coll_t)c, sizes[i], p, ppn, 2, why, sizeof why);
+                    CHECK(a && (int)a->coll == c && why[0], "selection %d bytes=%zu p=%d ppn=%d", c,
+                          sizes[i], p, ppn);
+                }
     snprintf(cfg.algo[RCOLL_COLL_ALLGATHER], RCOLL_ALGO_NAME_MAX, "ring");
     const rcoll_algo_t *a = rcoll_select(&cfg, RCOLL_COLL_ALLGATHER, 8, 4, 4, 2, why, sizeof why);
     CHECK(a == &rcoll_allgather_ring && strstr(why, "forced"), "override ring: %s", why);

@@ -142,16 +142,16 @@ static const rule_t rules[] = {
      "from one root"},
     {RCOLL_COLL_SCATTER, ANY_BYTES, ANY_SIZE, -1, 0, &rcoll_scatter_direct,
      "larger blocks: each block moved once, no forwarding through the tree"},
-    {RCOLL_COLL_ALLGATHERV, ANY_BYTES, ANY_SIZE, -1, 0, &rcoll_allgatherv_direct,
+    {RCOLL_COLL_ALLGATHERV, ANY_BYTES, ANY_SIZE, -1, -1, &rcoll_allgatherv_direct,
      "v-form (counts differ by rank, so only the team size can decide): one step, every block "
      "written once, arrival order"},
-    {RCOLL_COLL_ALLTOALLV, ANY_BYTES, ANY_SIZE, -1, 0, &rcoll_alltoallv_direct,
+    {RCOLL_COLL_ALLTOALLV, ANY_BYTES, ANY_SIZE, -1, -1, &rcoll_alltoallv_direct,
      "v-form (counts differ by rank, so only the team size can decide): one step, every block "
      "written once, arrival order"},
-    {RCOLL_COLL_GATHERV, ANY_BYTES, ANY_SIZE, -1, 0, &rcoll_gatherv_direct,
+    {RCOLL_COLL_GATHERV, ANY_BYTES, ANY_SIZE, -1, -1, &rcoll_gatherv_direct,
      "v-form (only the root knows the counts, so only the team size can decide): every rank "
      "sends straight to the root"},
-    {RCOLL_COLL_SCATTERV, ANY_BYTES, ANY_SIZE, -1, 0, &rcoll_scatterv_direct,
+    {RCOLL_COLL_SCATTERV, ANY_BYTES, ANY_SIZE, -1, -1, &rcoll_scatterv_direct,
      "v-form (only the root knows the counts, so only the team size can decide): the root "
      "writes straight to every rank"},
 };

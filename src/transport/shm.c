@@ -1,5 +1,6 @@
-/* shm transport: the one-sided interface of transport.h over one POSIX shared-memory segment
- * per node per team.
+/* The node transport: the one-sided interface of transport.h over one POSIX shared-memory
+ * segment per node per team, and, for ranks on other nodes, over UCX (ucx.c) into the same
+ * areas, registered with UCX (see "Ranks on other nodes" below and docs/design.md).
  *
  * Segment: a header page, then one area per local rank. An area holds what others write to
  * that rank and what it publishes:
@@ -9,6 +10,9 @@
  *   published[2] per parity: value = seq when its outbox holds its data; tiny data inline
  *   where        the core it last ran on, and whether it is waiting (see core_mate_needs_cpu)
  *   signal[P][2] one line per source rank and parity; payload carries inline data
+ *   view[P]      (teams spanning nodes) lines ranks on other nodes raise for me: release, fin
+ *   pushed[P][2] (teams spanning nodes) their publications, pushed: news + data up to 4 KB
+ *   advert[2]    (teams spanning nodes) my advertisement for them to read: line + buffer key
  *   bounce[L]    per local sender: a chunk line, an ack line and CHUNK bytes (fallback copy)
  *   inbox[2]     the copy-based slots ("collective buffer"), one per sequence parity
  *   outbox[2]    what it published for every peer to read, one per sequence parity
@@ -448,6 +452,8 @@ static rcoll_status_t net_enter(shm_tl_t *s, uint64_t seq, void *user_addr, size
     advert_block_t *b = (advert_block_t *)(void *)(s->area[s->my_index] + s->off_advert) + (seq & 1);
     rcoll_status_t st = RCOLL_OK;
     memset(&b->adv, 0, offsetof(rcoll_ucx_advert_t, rkey));
+    b->adv.addr = (uint64_t)(uintptr_t)user_addr; /* a single copy by message needs no key */
+    b->adv.len = user_addr ? user_len : 0;
     if (user_addr && user_len >= s->base.zcopy_threshold)
         st = rcoll_ucx_register(s->net, user_addr, user_len, &b->adv);
     rcoll_line_post(&b->line, seq); /* arrived, even without a buffer: peers then see why */
@@ -690,6 +696,18 @@ static rcoll_status_t shm_put_user(rcoll_tl_t *tl, int peer, uint64_t seq, unsig
     if (is_remote(s, peer)) {
         const rcoll_ucx_advert_t *adv;
         rcoll_status_t st = net_advert(s, peer, seq, &adv);
+        if (st == RCOLL_OK && rcoll_ucx_puts_by_message(s->net)) { /* data and signal, one message */
+            if (remote_offset + len > adv->len)
+                return rcoll_team_error(s->team, RCOLL_ERR_INVALID, "%s: write of %zu bytes at %zu "
+                                        "beyond the %llu bytes rank %d advertised", s->team->coll,
+                                        len, remote_offset, (unsigned long long)adv->len, peer);
+            size_t block = advert_off(s, seq);
+            return rcoll_ucx_send_user(s->net, peer, src, len, block + offsetof(advert_block_t, line),
+                                       block + offsetof(advert_block_t, adv), seq, remote_offset,
+                                       step == RCOLL_NO_SIGNAL ? RCOLL_UCX_NO_SIGNAL
+                                                               : signal_off(s, s->team->rank, seq),
+                                       RCOLL_SIGNAL(seq, step));
+        }
         if (st == RCOLL_OK)
             st = rcoll_ucx_put_user(s->net, peer, src, len, adv, remote_offset);
         return net_put_done(s, peer, seq, step, st);

@@ -55,6 +55,7 @@ struct rcoll_ucx_ctx {
     ucp_worker_h worker;
     int efd; /* the worker's event descriptor (-1: no wakeup support) */
     bool no_peer_errors; /* the transports cannot report a peer gone (UCX shared memory) */
+    bool puts_by_message; /* single copy as active messages (RMA emulated: UCX tcp) */
     struct {             /* the areas of this process's live teams: where peers may write */
         uintptr_t start, end;
     } *areas;
@@ -68,7 +69,21 @@ struct rcoll_ucx_ctx {
 
 typedef struct peer peer_t;
 
-#define AM_WRITE 17 /* the active message id of a write into a peer's memory */
+#define AM_WRITE 17    /* the active message id of a write into a peer's memory */
+#define AM_PUT_USER 18 /* ... of a single copy into the user buffer a peer advertised */
+
+typedef struct {
+    uint64_t line;   /* the receiver's advertisement line (value = seq) */
+    uint64_t adv;    /* ... and its rcoll_ucx_advert_t (address, length) */
+    uint64_t seq;
+    uint64_t offset; /* in the advertised buffer */
+    uint64_t signal; /* the signal word raised once the data is there (0: none) */
+    uint64_t value;
+} am_user_t;
+
+typedef struct {
+    uint64_t signal, value;
+} landing_t;
 
 typedef struct {
     uint64_t dst;    /* where the data goes, in the receiver's address space */
@@ -223,6 +238,83 @@ static bool shared_memory_only(void)
     return true;
 }
 
+static void raise_signal(uint64_t signal, uint64_t value)
+{
+    if (signal)
+        atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)signal, value, memory_order_release);
+}
+
+static void landed(void *request, ucs_status_t status, size_t length, void *user_data)
+{
+    (void)length;
+    landing_t *l = user_data;
+    if (status == UCS_OK)
+        raise_signal(l->signal, l->value);
+    free(l);
+    ucp_request_free(request);
+}
+
+/* A peer's single copy into my advertised buffer: small data is here, large data is received
+ * straight into the buffer (UCX rendezvous); the signal follows once it has landed. */
+static ucs_status_t am_put_user(void *arg, const void *header, size_t header_length, void *data,
+                                size_t length, const ucp_am_recv_param_t *param)
+{
+    rcoll_ucx_ctx_t *c = arg;
+    am_user_t h;
+    if (header_length != sizeof h)
+        return UCS_OK;
+    memcpy(&h, header, sizeof h);
+    if (!in_live_area(c, h.line, sizeof(uint64_t)) || !in_live_area(c, h.adv, sizeof(rcoll_ucx_advert_t)) ||
+        (h.signal && !in_live_area(c, h.signal, sizeof(uint64_t))))
+        return UCS_OK; /* for a team already destroyed here */
+    const rcoll_ucx_advert_t *a = (const rcoll_ucx_advert_t *)(uintptr_t)h.adv;
+    uint64_t entered = atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)h.line, memory_order_acquire);
+    if (entered != h.seq || h.offset + length > a->len || h.offset + length < h.offset)
+        return UCS_OK; /* the sender waited for this advertisement: cannot happen */
+    void *dst = (void *)(uintptr_t)(a->addr + h.offset);
+    if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+        if (length)
+            memcpy(dst, data, length);
+        raise_signal(h.signal, h.value);
+        return UCS_OK;
+    }
+    landing_t *l = malloc(sizeof *l);
+    if (!l)
+        return UCS_OK; /* the sender's wait then fails at its timeout */
+    l->signal = h.signal;
+    l->value = h.value;
+    ucp_request_param_t prm;
+    memset(&prm, 0, sizeof prm);
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    prm.cb.recv_am = landed;
+    prm.user_data = l;
+    ucs_status_ptr_t r = ucp_am_recv_data_nbx(c->worker, data, dst, length, &prm);
+    if (!UCS_PTR_IS_PTR(r)) {
+        if (r == NULL)
+            raise_signal(l->signal, l->value);
+        free(l);
+    }
+    return UCS_OK;
+}
+
+/* RCOLL_UCX_PUT=am|rma, or by UCX_TLS: tcp without an RDMA transport means UCX emulates RMA
+ * with messages (each put answered by a completion, a flush a round trip), and a single copy
+ * goes better as one active message UCX receives straight into the buffer. */
+static bool rma_emulated(void)
+{
+    const char *how = getenv("RCOLL_UCX_PUT");
+    if (how && *how)
+        return strcmp(how, "am") == 0;
+    const char *tls = getenv("UCX_TLS");
+    if (!tls || !strstr(tls, "tcp") || tls[0] == '^')
+        return false;
+    static const char *const rdma[] = {"rc", "dc", "ud", "ib", "mlx", "verbs", "all"};
+    for (size_t i = 0; i < sizeof rdma / sizeof rdma[0]; i++)
+        if (strstr(tls, rdma[i]))
+            return false;
+    return true;
+}
+
 static rcoll_status_t ctx_create(struct rcoll_team *t, rcoll_ucx_ctx_t **out)
 {
     rcoll_ucx_ctx_t *c = calloc(1, sizeof *c);
@@ -267,12 +359,18 @@ static rcoll_status_t ctx_create(struct rcoll_team *t, rcoll_ucx_ctx_t **out)
     am.cb = am_write;
     am.arg = c;
     us = ucp_worker_set_am_recv_handler(c->worker, &am);
+    if (us == UCS_OK) {
+        am.id = AM_PUT_USER;
+        am.cb = am_put_user;
+        us = ucp_worker_set_am_recv_handler(c->worker, &am);
+    }
     if (us != UCS_OK) {
         rcoll_ucx_ctx_destroy(c);
         return rcoll_team_error(t, RCOLL_ERR_SYSTEM, "ucx transport: active messages: %s",
                                 ucs_status_string(us));
     }
     c->no_peer_errors = shared_memory_only();
+    c->puts_by_message = rma_emulated();
     c->next_id = 1;
     c->stats.capacity = (unsigned)t->ctx->cfg.reg_cache;
     if (c->stats.capacity) {
@@ -586,6 +684,34 @@ rcoll_status_t rcoll_ucx_put_user(rcoll_ucx_t *u, int peer, const void *src, siz
     }
     p->rma_pending = true;
     return st;
+}
+
+rcoll_status_t rcoll_ucx_send_user(rcoll_ucx_t *u, int peer, const void *src, size_t len,
+                                   size_t line_off, size_t adv_off, uint64_t seq, size_t offset,
+                                   size_t signal_off, uint64_t value)
+{
+    peer_t *p = &u->peer[peer];
+    rcoll_status_t st = rail_ready(u, p, 0);
+    if (st != RCOLL_OK)
+        return st;
+    op_t *o = op_new();
+    if (!o)
+        return no_memory(u);
+    am_user_t *h = (am_user_t *)(void *)o->buf; /* the header stays valid with the record */
+    h->line = p->area_addr + line_off;
+    h->adv = p->area_addr + adv_off;
+    h->seq = seq;
+    h->offset = offset;
+    h->signal = signal_off == RCOLL_UCX_NO_SIGNAL ? 0 : p->area_addr + signal_off;
+    h->value = value;
+    ucp_request_param_t prm = op_param(o);
+    ucs_status_ptr_t r = ucp_am_send_nbx(p->ep[0], AM_PUT_USER, h, sizeof *h, src, len, &prm);
+    return wait_op(u, p, r, o, "single copy to");
+}
+
+bool rcoll_ucx_puts_by_message(const rcoll_ucx_t *u)
+{
+    return u->c->puts_by_message;
 }
 
 rcoll_status_t rcoll_ucx_fence(rcoll_ucx_t *u, int peer)

@@ -59,6 +59,14 @@ rcoll_status_t rcoll_ucx_write(rcoll_ucx_t *u, int peer, const void *src, size_t
 /* Data into a user buffer the peer advertised, striped over the rails when large. */
 rcoll_status_t rcoll_ucx_put_user(rcoll_ucx_t *u, int peer, const void *src, size_t len,
                                   const rcoll_ucx_advert_t *adv, size_t offset);
+/* The same as one active message (for transports that emulate RMA, see
+ * rcoll_ucx_puts_by_message): the peer's worker checks that its advertisement line (at
+ * line_off, advertisement at adv_off) shows seq, receives the data straight into that buffer
+ * at `offset` (UCX rendezvous when large) and raises its signal word after. No key, no flush. */
+rcoll_status_t rcoll_ucx_send_user(rcoll_ucx_t *u, int peer, const void *src, size_t len,
+                                   size_t line_off, size_t adv_off, uint64_t seq, size_t offset,
+                                   size_t signal_off, uint64_t value);
+bool rcoll_ucx_puts_by_message(const rcoll_ucx_t *u);
 /* RMA puts to `peer` so far land before anything written after. */
 rcoll_status_t rcoll_ucx_fence(rcoll_ucx_t *u, int peer);
 /* Reads, complete on return. */

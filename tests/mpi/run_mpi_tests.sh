@@ -202,6 +202,9 @@ if [ $have_ompi -eq 1 ]; then
     run ompi 4 120 none test_mpi_colls 1
     run ompi 5 150 none test_mpi_colls 1
     run ompi 3 120 "ran:$all_colls" test_mpi_colls 1 -- RCOLL_LOG=info
+    # Across emulated nodes (every rank its own node, then 2+2+1): rcoll over UCX tcp.
+    run ompi 3 150 "ran:$all_colls" test_mpi_colls 1 -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp
+    run ompi 5 150 none test_mpi_colls 1 -- RCOLL_PPN=2 UCX_TLS=tcp
     run_forced_colls ompi 5
     run ompi 3 120 quiet test_mpi_colls 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info "${OMPI_AGV_FIX[@]}"
     run ompi 4 150 none test_mpi_comm_cycles 10000
@@ -227,6 +230,7 @@ if [ $have_mpich -eq 1 ]; then
     run mpich 2 120 none test_mpi_colls 1
     run mpich 3 150 none test_mpi_colls 1
     run mpich 2 120 "ran:$all_colls" test_mpi_colls 1 -- RCOLL_LOG=info
+    run mpich 3 150 "ran:$all_colls" test_mpi_colls 1 -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp
     run_forced_colls mpich 3
     run mpich 2 120 quiet test_mpi_colls 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
     run mpich 2 120 none test_mpi_comm_cycles 10000

@@ -108,6 +108,31 @@ bool rcoll_waiter_idle_core_poll(rcoll_waiter_t *w)
     return true;
 }
 
+/* One sleep: the policy's slice, shortened to what is left before the timeout. */
+static uint64_t sleep_slice(const rcoll_waiter_t *w)
+{
+    const rcoll_wait_policy_t *p = w->policy;
+    uint64_t slice = p->block_slice_ns;
+    if (p->timeout_ns && w->start_ns) {
+        uint64_t spent = rcoll_now_ns() - w->start_ns;
+        if (spent < p->timeout_ns && p->timeout_ns - spent < slice)
+            slice = p->timeout_ns - spent;
+    }
+    return slice;
+}
+
+/* The wait's clock starts at its first pause that looks at the time. */
+static rcoll_status_t check_timeout(rcoll_waiter_t *w)
+{
+    const rcoll_wait_policy_t *p = w->policy;
+    if (!p->timeout_ns)
+        return RCOLL_OK;
+    uint64_t now = rcoll_now_ns();
+    if (!w->start_ns)
+        w->start_ns = now;
+    return now - w->start_ns >= p->timeout_ns ? RCOLL_ERR_TIMEOUT : RCOLL_OK;
+}
+
 rcoll_status_t rcoll_waiter_pause(rcoll_waiter_t *w, rcoll_line_t *line, uint64_t target)
 {
     const rcoll_wait_policy_t *p = w->policy;
@@ -119,49 +144,25 @@ rcoll_status_t rcoll_waiter_pause(rcoll_waiter_t *w, rcoll_line_t *line, uint64_
     } else if (n < (uint64_t)p->spin_iters + p->yield_iters) {
         sched_yield();
     } else if (line) {
-        uint64_t slice = p->block_slice_ns;
-        if (p->timeout_ns && w->start_ns) {
-            uint64_t spent = rcoll_now_ns() - w->start_ns;
-            if (spent < p->timeout_ns && p->timeout_ns - spent < slice)
-                slice = p->timeout_ns - spent;
-        }
-        sleep_on(line, target, slice);
+        sleep_on(line, target, sleep_slice(w));
     } else {
         /* Nothing to sleep on (what we wait for arrives through another channel, e.g. the
          * network): sleep one slice, the caller progresses that channel in between. */
-        uint64_t slice = p->block_slice_ns;
+        uint64_t slice = sleep_slice(w);
         struct timespec ts = {(time_t)(slice / 1000000000ull), (long)(slice % 1000000000ull)};
         nanosleep(&ts, NULL);
     }
-    if (!p->timeout_ns)
-        return RCOLL_OK;
-    uint64_t now = rcoll_now_ns();
-    if (!w->start_ns)
-        w->start_ns = now;
-    return now - w->start_ns >= p->timeout_ns ? RCOLL_ERR_TIMEOUT : RCOLL_OK;
+    return check_timeout(w);
 }
 
 rcoll_status_t rcoll_waiter_pause_fd(rcoll_waiter_t *w, int fd)
 {
-    const rcoll_wait_policy_t *p = w->policy;
-    /* Ranks outnumber cores: sleep at once -- the kernel wakes us when the data comes, and the
-     * core goes to whoever has work instead of to a polling loop. */
-    bool sleep = fd >= 0 && rcoll_waiter_is_sleeping(w);
-    if (!sleep)
+    /* Only in the sleeping phase: waking from poll() costs ~50 us on the 2-core test machine,
+     * so crowded ranks yield first like every other wait (docs/tuning.md). */
+    if (fd < 0 || !rcoll_waiter_is_sleeping(w))
         return rcoll_waiter_pause(w, NULL, 0);
     w->polls++;
-    uint64_t slice = p->block_slice_ns;
-    if (p->timeout_ns && w->start_ns) {
-        uint64_t spent = rcoll_now_ns() - w->start_ns;
-        if (spent < p->timeout_ns && p->timeout_ns - spent < slice)
-            slice = p->timeout_ns - spent;
-    }
     struct pollfd pfd = {fd, POLLIN, 0};
-    poll(&pfd, 1, (int)((slice + 999999) / 1000000));
-    if (!p->timeout_ns)
-        return RCOLL_OK;
-    uint64_t now = rcoll_now_ns();
-    if (!w->start_ns)
-        w->start_ns = now;
-    return now - w->start_ns >= p->timeout_ns ? RCOLL_ERR_TIMEOUT : RCOLL_OK;
+    poll(&pfd, 1, (int)((sleep_slice(w) + 999999) / 1000000));
+    return check_timeout(w);
 }

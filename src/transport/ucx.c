@@ -446,14 +446,20 @@ static void op_drop(op_t *o, bool pending)
         free(o);
 }
 
-static ucp_request_param_t op_param(op_t *o)
+/* Parameters of a send-side operation completed through `cb` with `user_data`. */
+static ucp_request_param_t send_param(ucp_send_nbx_callback_t cb, void *user_data)
 {
     ucp_request_param_t prm;
     memset(&prm, 0, sizeof prm);
     prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    prm.cb.send = op_done;
-    prm.user_data = o;
+    prm.cb.send = cb;
+    prm.user_data = user_data;
     return prm;
+}
+
+static ucp_request_param_t op_param(op_t *o)
+{
+    return send_param(op_done, o);
 }
 
 void rcoll_ucx_progress(rcoll_ucx_t *u)
@@ -608,12 +614,7 @@ static rcoll_status_t user_rkey(rcoll_ucx_t *u, peer_t *p, const rcoll_ucx_adver
 
 static ucp_request_param_t put_param(peer_t *p)
 {
-    ucp_request_param_t prm;
-    memset(&prm, 0, sizeof prm);
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    prm.cb.send = put_done;
-    prm.user_data = p;
-    return prm;
+    return send_param(put_done, p);
 }
 
 static rcoll_status_t put_on(rcoll_ucx_t *u, peer_t *p, int rail, const void *src, size_t len,
@@ -632,16 +633,24 @@ static rcoll_status_t put_on(rcoll_ucx_t *u, peer_t *p, int rail, const void *sr
     return RCOLL_OK;
 }
 
+/* The endpoint to `p` and a record for one operation on it. */
+static rcoll_status_t op_begin(rcoll_ucx_t *u, peer_t *p, op_t **o)
+{
+    rcoll_status_t st = rail_ready(u, p, 0);
+    if (st != RCOLL_OK)
+        return st;
+    *o = op_new();
+    return *o ? RCOLL_OK : no_memory(u);
+}
+
 rcoll_status_t rcoll_ucx_write(rcoll_ucx_t *u, int peer, const void *src, size_t len,
                                size_t area_off, size_t signal_off, uint64_t value)
 {
     peer_t *p = &u->peer[peer];
-    rcoll_status_t st = rail_ready(u, p, 0);
+    op_t *o;
+    rcoll_status_t st = op_begin(u, p, &o);
     if (st != RCOLL_OK)
         return st;
-    op_t *o = op_new();
-    if (!o)
-        return no_memory(u);
     o->header.dst = p->area_addr + area_off;
     o->header.signal = signal_off == RCOLL_UCX_NO_SIGNAL ? 0 : p->area_addr + signal_off;
     o->header.value = value;
@@ -657,6 +666,15 @@ rcoll_status_t rcoll_ucx_write(rcoll_ucx_t *u, int peer, const void *src, size_t
     return wait_op(u, p, r, o, "write to");
 }
 
+/* A transfer that would pass the end of what the peer advertised: refused, with why. */
+static rcoll_status_t beyond(rcoll_ucx_t *u, const char *what, size_t len, size_t offset,
+                             const rcoll_ucx_advert_t *adv, int peer)
+{
+    return set_error(u, RCOLL_ERR_INVALID, "%s: %s of %zu bytes at %zu beyond the %llu bytes "
+                     "rank %d advertised", u->team->coll ? u->team->coll : "ucx", what, len, offset,
+                     (unsigned long long)adv->len, peer);
+}
+
 rcoll_status_t rcoll_ucx_put_user(rcoll_ucx_t *u, int peer, const void *src, size_t len,
                                   const rcoll_ucx_advert_t *adv, size_t offset)
 {
@@ -664,9 +682,7 @@ rcoll_status_t rcoll_ucx_put_user(rcoll_ucx_t *u, int peer, const void *src, siz
     if (!len)
         return RCOLL_OK;
     if (offset + len > adv->len)
-        return set_error(u, RCOLL_ERR_INVALID, "%s: write of %zu bytes at %zu beyond the %llu "
-                         "bytes rank %d advertised", u->team->coll ? u->team->coll : "ucx", len,
-                         offset, (unsigned long long)adv->len, peer);
+        return beyond(u, "write", len, offset, adv, peer);
     int rails = u->rails > 1 && len >= u->team->ctx->cfg.rail_min ? u->rails : 1;
     rcoll_status_t st = user_rkey(u, p, adv, rails);
     if (st != RCOLL_OK)
@@ -691,12 +707,10 @@ rcoll_status_t rcoll_ucx_send_user(rcoll_ucx_t *u, int peer, const void *src, si
                                    size_t signal_off, uint64_t value)
 {
     peer_t *p = &u->peer[peer];
-    rcoll_status_t st = rail_ready(u, p, 0);
+    op_t *o;
+    rcoll_status_t st = op_begin(u, p, &o);
     if (st != RCOLL_OK)
         return st;
-    op_t *o = op_new();
-    if (!o)
-        return no_memory(u);
     am_user_t *h = (am_user_t *)(void *)o->buf; /* the header stays valid with the record */
     h->line = p->area_addr + line_off;
     h->adv = p->area_addr + adv_off;
@@ -768,9 +782,7 @@ rcoll_status_t rcoll_ucx_get_user(rcoll_ucx_t *u, int peer, void *dst, size_t le
     if (!len)
         return RCOLL_OK;
     if (offset + len > adv->len)
-        return set_error(u, RCOLL_ERR_INVALID, "%s: read of %zu bytes at %zu beyond the %llu "
-                         "bytes rank %d advertised", u->team->coll ? u->team->coll : "ucx", len,
-                         offset, (unsigned long long)adv->len, peer);
+        return beyond(u, "read", len, offset, adv, peer);
     rcoll_status_t st = user_rkey(u, p, adv, 1);
     if (st != RCOLL_OK)
         return st;

@@ -321,12 +321,13 @@ static rcoll_status_t ctx_create(struct rcoll_team *t, rcoll_ucx_ctx_t **out)
     if (!c)
         return rcoll_team_error(t, RCOLL_ERR_NOMEM, "ucx transport: out of memory");
     /* UCX's tcp transport moves data in segments of 8 KB by default: every large message then
-     * costs a system call per 8 KB on each side. 256 KB segments (unless the user chose) made
-     * allgather over UCX tcp at np=4 0.4-0.5x Open MPI's tcp at 64-128 KB instead of 0.7-1.0x,
-     * and 1.0-1.4x from 256 KB instead of 2.6-3.5x (docs/tuning.md). Read at UCX's initialisation
-     * below; an MPI that initialised UCX before keeps its own. */
-    setenv("UCX_TCP_TX_SEG_SIZE", "256k", 0);
-    setenv("UCX_TCP_RX_SEG_SIZE", "256k", 0);
+     * costs a system call per 8 KB on each side. 2 MB segments (unless the user chose) made
+     * allgather over UCX tcp at np=4 0.5-0.65x Open MPI's tcp from 32 KB to 1 MB, against
+     * 0.7-1.0x up to 128 KB and 2.6-3.5x beyond with 8 KB (256 KB and 1 MB segments: slow just
+     * above the segment size; docs/tuning.md). Read at UCX's initialisation below; an MPI that
+     * initialised UCX before keeps its own. */
+    setenv("UCX_TCP_TX_SEG_SIZE", "2m", 0);
+    setenv("UCX_TCP_RX_SEG_SIZE", "2m", 0);
     ucp_config_t *config;
     ucs_status_t us = ucp_config_read(NULL, NULL, &config);
     if (us == UCS_OK) {

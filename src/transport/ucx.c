@@ -132,7 +132,6 @@ struct rcoll_ucx {
     ucp_mem_h area_memh;
     long outstanding;         /* puts not yet completed locally */
     reg_entry_t call_reg;     /* without a cache: this call's registration */
-    char err[256];
 };
 
 /* ---- context ---- */
@@ -398,9 +397,10 @@ static rcoll_status_t set_error(rcoll_ucx_t *u, rcoll_status_t st, const char *f
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(u->err, sizeof u->err, fmt, ap);
+    char msg[256];
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return rcoll_team_error(u->team, st, "%s", u->err);
+    return rcoll_team_error(u->team, st, "%s", msg);
 }
 
 static void put_done(void *request, ucs_status_t status, void *user_data)
@@ -470,7 +470,6 @@ void rcoll_ucx_progress(rcoll_ucx_t *u)
 }
 
 bool rcoll_ucx_peer_failed(const rcoll_ucx_t *u, int peer) { return u->peer[peer].failed; }
-const char *rcoll_ucx_last_error(const rcoll_ucx_t *u) { return u->err; }
 
 rcoll_status_t rcoll_ucx_pause(rcoll_ucx_t *u, rcoll_waiter_t *w)
 {

@@ -84,7 +84,6 @@ void rcoll_ucx_progress(rcoll_ucx_t *u);
 rcoll_status_t rcoll_ucx_pause(rcoll_ucx_t *u, rcoll_waiter_t *w);
 /* UCX reported the connection to this peer broken. */
 bool rcoll_ucx_peer_failed(const rcoll_ucx_t *u, int peer);
-const char *rcoll_ucx_last_error(const rcoll_ucx_t *u);
 
 /* Counters of the context's registration cache. */
 void rcoll_ucx_cache_stats(const rcoll_ucx_ctx_t *c, rcoll_reg_cache_stats_t *out);

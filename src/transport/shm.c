@@ -606,40 +606,25 @@ static const void *shm_inline_data(rcoll_tl_t *tl, int source, uint64_t seq)
     return signal_line(s, s->team->rank, source, seq)->payload;
 }
 
-static rcoll_status_t cma_write(shm_tl_t *s, int peer, const void *src, size_t len, uint64_t dst)
+/* One single copy by CMA between my `local` buffer and `remote` in the peer (write: to it). */
+static rcoll_status_t cma_copy(shm_tl_t *s, int peer, void *local, uint64_t remote, size_t len,
+                               bool write)
 {
     size_t done = 0;
     while (done < len) {
-        struct iovec local = {(void *)((const char *)src + done), len - done};
-        struct iovec remote = {(void *)(uintptr_t)(dst + done), len - done};
-        ssize_t n = process_vm_writev(s->team->pid_of[peer], &local, 1, &remote, 1, 0);
+        struct iovec mine = {(char *)local + done, len - done};
+        struct iovec theirs = {(void *)(uintptr_t)(remote + done), len - done};
+        ssize_t n = write ? process_vm_writev(s->team->pid_of[peer], &mine, 1, &theirs, 1, 0)
+                          : process_vm_readv(s->team->pid_of[peer], &mine, 1, &theirs, 1, 0);
         if (n <= 0) {
             if (n < 0 && errno == EINTR)
                 continue;
             return rcoll_team_error(s->team, n < 0 && errno == ESRCH ? RCOLL_ERR_PEER_DEAD
                                                                       : RCOLL_ERR_SYSTEM,
-                                    "%s: single-copy write of %zu bytes to rank %d failed: %s",
-                                    s->team->coll, len, peer, n < 0 ? strerror(errno) : "no progress");
-        }
-        done += (size_t)n;
-    }
-    return RCOLL_OK;
-}
-
-static rcoll_status_t cma_read(shm_tl_t *s, int peer, void *dst, size_t len, uint64_t src)
-{
-    size_t done = 0;
-    while (done < len) {
-        struct iovec local = {(char *)dst + done, len - done};
-        struct iovec remote = {(void *)(uintptr_t)(src + done), len - done};
-        ssize_t n = process_vm_readv(s->team->pid_of[peer], &local, 1, &remote, 1, 0);
-        if (n <= 0) {
-            if (n < 0 && errno == EINTR)
-                continue;
-            return rcoll_team_error(s->team, n < 0 && errno == ESRCH ? RCOLL_ERR_PEER_DEAD
-                                                                      : RCOLL_ERR_SYSTEM,
-                                    "%s: single-copy read of %zu bytes from rank %d failed: %s",
-                                    s->team->coll, len, peer, n < 0 ? strerror(errno) : "no progress");
+                                    "%s: single-copy %s of %zu bytes %s rank %d failed: %s",
+                                    s->team->coll, write ? "write" : "read", len,
+                                    write ? "to" : "from", peer,
+                                    n < 0 ? strerror(errno) : "no progress");
         }
         done += (size_t)n;
     }
@@ -719,7 +704,7 @@ static rcoll_status_t shm_put_user(rcoll_tl_t *tl, int peer, uint64_t seq, unsig
     uint64_t base;
     memcpy(&base, adv->payload, sizeof base);
     if (len) {
-        st = s->base.single_copy ? cma_write(s, peer, src, len, base + remote_offset)
+        st = s->base.single_copy ? cma_copy(s, peer, (void *)(uintptr_t)src, base + remote_offset, len, true)
                                  : bounce_write(s, peer, src, len, base + remote_offset);
         if (st != RCOLL_OK)
             return st;
@@ -747,7 +732,7 @@ static rcoll_status_t shm_get_user(rcoll_tl_t *tl, int peer, uint64_t seq, void 
         return st;
     uint64_t base;
     memcpy(&base, adv->payload, sizeof base);
-    return cma_read(s, peer, dst, len, base + remote_offset);
+    return cma_copy(s, peer, dst, base + remote_offset, len, false);
 }
 
 /* My outbox of parity seq&1 is free once every peer has finished collective seq-2. */

@@ -61,6 +61,9 @@ rcoll_status_t rcoll_waiter_pause_fd(rcoll_waiter_t *w, int fd);
  * again without giving the core away, so a core-mate that is only waiting too is not switched
  * in for nothing. False, doing nothing, once the policy's budget for this wait is spent. */
 bool rcoll_waiter_idle_core_poll(rcoll_waiter_t *w);
+/* Instead of a pause: what the caller polls (a network worker) did something, so it looks again
+ * at once; counts as a poll (the policy's phases advance) and ends at the timeout. */
+rcoll_status_t rcoll_waiter_progressed(rcoll_waiter_t *w);
 /* True when the wait has entered its blocking phase (callers check peer liveness then). */
 bool rcoll_waiter_is_sleeping(const rcoll_waiter_t *w);
 

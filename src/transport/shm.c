@@ -344,8 +344,12 @@ static rcoll_status_t pause_on_line(shm_tl_t *s, rcoll_waiter_t *w, rcoll_line_t
     bool remote = who >= 0 && is_remote(s, who);
     if (!s->base.single_copy)
         bounce_progress(s);
-    if (s->net && !remote) /* while waiting for a local peer, serve the network too */
-        rcoll_ucx_progress(s->net);
+    /* While waiting for a local peer, serve the network too; if it brought something, look
+     * again before yielding. */
+    if (s->net && !remote && rcoll_ucx_progress(s->net)) {
+        st = rcoll_waiter_progressed(w);
+        return st == RCOLL_OK ? st : rcoll_team_wait_failed(s->team, st, who, rank_arrived, s);
+    }
     if (remote) { /* its writes come through the network worker: wait on that */
         st = rcoll_ucx_pause(s->net, w);
         if (st == RCOLL_OK && (rcoll_waiter_is_sleeping(w) || (w->polls & 1023) == 0) &&

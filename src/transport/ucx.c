@@ -463,17 +463,23 @@ static ucp_request_param_t op_param(op_t *o)
     return send_param(op_done, o);
 }
 
-void rcoll_ucx_progress(rcoll_ucx_t *u)
+unsigned rcoll_ucx_progress(rcoll_ucx_t *u)
 {
-    while (ucp_worker_progress(u->c->worker))
-        ;
+    unsigned n = 0, k;
+    while ((k = ucp_worker_progress(u->c->worker)))
+        n += k;
+    return n;
 }
 
 bool rcoll_ucx_peer_failed(const rcoll_ucx_t *u, int peer) { return u->peer[peer].failed; }
 
 rcoll_status_t rcoll_ucx_pause(rcoll_ucx_t *u, rcoll_waiter_t *w)
 {
-    rcoll_ucx_progress(u);
+    /* Something came in: the caller looks again at once. A yield here would hand the core to a
+     * core-mate with what we wait for perhaps already here, a sleep would last a whole slice
+     * (nothing more comes to wake it). */
+    if (rcoll_ucx_progress(u))
+        return rcoll_waiter_progressed(w);
     int fd = u->c->efd;
     /* Armed: nothing is pending and the descriptor will tell when something comes. Busy:
      * something came meanwhile, the caller looks again at once. */

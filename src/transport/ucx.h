@@ -78,7 +78,8 @@ rcoll_status_t rcoll_ucx_get_user(rcoll_ucx_t *u, int peer, void *dst, size_t le
 int rcoll_ucx_poll(rcoll_ucx_t *u, int peer, void *dst, size_t len, size_t area_off);
 /* Every put issued so far has left its source buffer. */
 rcoll_status_t rcoll_ucx_quiet(rcoll_ucx_t *u);
-void rcoll_ucx_progress(rcoll_ucx_t *u);
+/* Runs the worker until it has nothing more to do; returns how much it did (0: nothing). */
+unsigned rcoll_ucx_progress(rcoll_ucx_t *u);
 /* One pause of a wait for something a remote peer writes (spin, yield, or sleep on the
  * worker's event descriptor). */
 rcoll_status_t rcoll_ucx_pause(rcoll_ucx_t *u, rcoll_waiter_t *w);

@@ -1,0 +1,81 @@
+/* Allgather Gather-Broadcast: every rank sends its block to one rank (rank 0), which sends the
+ * whole result back to each rank in one message.
+ * Paper: seed 001 (Qian), SMP-aware Gather-and-Broadcast (chapter 4): ranks hand their blocks
+ * to a leader, the leader exchanges and broadcasts, so that fewer messages cross the network;
+ * here with one leader for the whole team, for teams whose every rank is on its own node.
+ * Steps: (1) rank r != 0 writes its m bytes to rank 0 (inline, inbox at r*m, or single copy
+ * into rank 0's receive buffer, as Gather Direct); rank 0 collects them in arrival order;
+ * (2) rank 0 writes the P*m result to every other rank (inline when P*m <= 48 B, its inbox, or
+ * single copy into its receive buffer); each rank's own block is rewritten unchanged.
+ * Bytes on the wire: (P-1) m up and (P-1) P m down, in 2 (P-1) messages and two hops;
+ * recursive doubling moves (P-1) m per rank in P log2 P messages, direct in P (P-1).
+ * When it wins: across nodes, small blocks and small teams, where the count of messages (a
+ * system call on each side over TCP, a context switch when ranks share cores) is the cost
+ * (np=4 over UCX tcp: docs/tuning.md). */
+#include <string.h>
+
+#include "coll/gather/xfer.h"
+#include "coll/sweep.h"
+
+#define LEADER 0
+
+static const void *my_block(const rcoll_args_t *a)
+{
+    return a->sendbuf == RCOLL_IN_PLACE ? (const char *)a->recvbuf + (size_t)a->rank * a->bytes
+                                        : a->sendbuf;
+}
+
+static gs_proto_t up_proto(const rcoll_args_t *a, int r)
+{
+    return gs_proto(a, a->bytes, ((size_t)r + 1) * a->bytes);
+}
+
+/* The leader: take rank r's block if its signal is there. */
+static int collect(rcoll_args_t *a, void *ctx, int r)
+{
+    (void)ctx;
+    rcoll_event_t ev = rcoll_ev_signal(r, a->seq, 0);
+    if (!a->tl->ops->test(a->tl, &ev))
+        return 0;
+    gs_proto_t proto = up_proto(a, r);
+    size_t off = (size_t)r * a->bytes;
+    if (proto != GS_ZCOPY)
+        memcpy((char *)a->recvbuf + off, gs_msg_data(a, r, proto, off, NULL), a->bytes);
+    return 1;
+}
+
+static rcoll_event_t signal_of(rcoll_args_t *a, void *ctx, int r)
+{
+    (void)ctx;
+    return rcoll_ev_signal(r, a->seq, 0);
+}
+
+static rcoll_status_t allgather_gather_bcast(rcoll_args_t *a)
+{
+    size_t all = (size_t)a->size * a->bytes;
+    gs_proto_t down = gs_proto(a, all, all);
+    if (a->rank != LEADER) {
+        gs_proto_t up = up_proto(a, a->rank);
+        gs_msg_t msg;
+        gs_msg_begin(&msg, a, LEADER, up);
+        size_t remote = up == GS_INLINE ? 0 : (size_t)a->rank * a->bytes;
+        rcoll_status_t st = gs_msg_part(&msg, my_block(a), a->bytes, remote, 0);
+        if (st != RCOLL_OK)
+            return st;
+        return gs_recv_one(a, LEADER, down, a->recvbuf, all);
+    }
+    int *pending = a->team->scratch;
+    int count = rcoll_sweep_others(a, pending);
+    rcoll_status_t st = rcoll_sweep(a, pending, count, collect, signal_of, NULL);
+    for (int t = 1; t < a->size && st == RCOLL_OK; t++) {
+        gs_msg_t msg;
+        gs_msg_begin(&msg, a, t, down);
+        st = gs_msg_part(&msg, a->recvbuf, all, 0, 0);
+    }
+    return st;
+}
+
+const rcoll_algo_t rcoll_allgather_gather_bcast = {
+    "gather_bcast", RCOLL_COLL_ALLGATHER,
+    "seed 001 Gather-and-Broadcast with one leader: blocks to rank 0, the result back in one message",
+    allgather_gather_bcast, NULL};

@@ -96,12 +96,16 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
     const case_t *c = arg;
     rcoll_context_t *ctx;
     rcoll_team_t *team;
-    if (rcoll_context_create(&ctx) || rcoll_team_create(ctx, oob, &team))
+    if (rcoll_context_create(&ctx) || rcoll_team_create(ctx, oob, &team)) {
+        fprintf(stderr, "FAIL rank %d: %s %s: context or team creation failed\n", rank,
+                rcoll_coll_name(c->coll), c->algo);
         return 10;
+    }
     rcoll_team_force_algorithm(team, c->coll, c->algo);
     char *buf = calloc((size_t)oob->size, BLOCK), *out = calloc((size_t)oob->size, BLOCK);
     if (call(team, c, buf, out) != RCOLL_OK) { /* one good call first */
-        fprintf(stderr, "rank %d: the first call failed: %s\n", rank, rcoll_team_last_error(team));
+        fprintf(stderr, "FAIL rank %d: %s %s: the first call failed: %s\n", rank,
+                rcoll_coll_name(c->coll), c->algo, rcoll_team_last_error(team));
         return 11;
     }
     if (c->scenario == 0 && rank == 3) { /* alive, but never arrives */
@@ -155,6 +159,8 @@ int main(void)
     snprintf(env, sizeof env, "%g", TIMEOUT_S);
     setenv("RCOLL_TIMEOUT", env, 1);
     int passed = 0, failed = 0;
+    char failures[1024] = ""; /* repeated at the end, where a shortened log still shows it */
+    size_t used = 0;
     for (int scenario = 0; scenario < 2; scenario++)
         for (int coll = 0; coll < RCOLL_COLL_COUNT; coll++) {
             char names[256], *save = NULL;
@@ -176,8 +182,13 @@ int main(void)
                        now_s() - t0);
                 fflush(stdout);
                 good ? passed++ : failed++;
+                if (!good && used < sizeof failures)
+                    used += (size_t)snprintf(failures + used, sizeof failures - used, " %s(scenario %d, %d ranks failed)",
+                                             name, scenario, bad);
             }
         }
+    if (failed)
+        printf("failed cases:%s\n", failures);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -46,6 +46,7 @@ static size_t list_ranks(struct rcoll_team *t, char *buf, size_t len,
 
 typedef struct {
     int (*arrived)(void *arg, int rank);
+    int (*gone)(void *arg, int rank);
     void *arg;
 } arrival_query_t;
 
@@ -55,19 +56,39 @@ static int never_arrived(struct rcoll_team *t, int r, void *arg)
     return r != t->rank && !q->arrived(q->arg, r);
 }
 
+bool rcoll_team_process_gone(const struct rcoll_team *t, int r)
+{
+    if (!t->same_host[r])
+        return false;
+    if (kill(t->pid_of[r], 0) != 0)
+        return errno == ESRCH;
+    /* Alive to kill(), yet perhaps a zombie: its state is the field after "(comm)". */
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)t->pid_of[r]);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *end = strrchr(buf, ')');
+    return end && end[1] == ' ' && (end[2] == 'Z' || end[2] == 'X');
+}
+
 static int is_dead(struct rcoll_team *t, int r, void *arg)
 {
-    (void)arg;
-    return r != t->rank && t->same_host[r] && kill(t->pid_of[r], 0) != 0 && errno == ESRCH;
+    const arrival_query_t *q = arg;
+    return r != t->rank && q->gone(q->arg, r);
 }
 
 rcoll_status_t rcoll_team_wait_failed(struct rcoll_team *t, rcoll_status_t status, int peer,
-                                      int (*arrived)(void *arg, int rank), void *arg)
+                                      int (*arrived)(void *arg, int rank),
+                                      int (*gone)(void *arg, int rank), void *arg)
 {
     char missing[128], dead[128];
-    arrival_query_t q = {arrived, arg};
+    arrival_query_t q = {arrived, gone, arg};
     list_ranks(t, missing, sizeof missing, never_arrived, &q);
-    list_ranks(t, dead, sizeof dead, is_dead, NULL);
+    list_ranks(t, dead, sizeof dead, is_dead, &q);
     return rcoll_team_error(t, status,
                             "%s (call #%llu of the team) on rank %d of %d: %s while waiting for "
                             "rank %d; ranks that never arrived: %s; ranks whose process is gone: %s",

@@ -67,9 +67,14 @@ void *rcoll_team_tmp(struct rcoll_team *team, int slot, size_t bytes);
 rcoll_status_t rcoll_team_error(struct rcoll_team *team, rcoll_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* A wait of the current collective failed while waiting for `peer`: names the collective,
- * the ranks that never arrived (`arrived` tells, per rank), and the dead ones. */
+ * the ranks that never arrived (`arrived` tells, per rank), and the dead ones (`gone` tells:
+ * the transport knows what its network reported). */
 rcoll_status_t rcoll_team_wait_failed(struct rcoll_team *team, rcoll_status_t status, int peer,
-                                      int (*arrived)(void *arg, int rank), void *arg);
+                                      int (*arrived)(void *arg, int rank),
+                                      int (*gone)(void *arg, int rank), void *arg);
+/* Rank r runs on this host and its process has ended (exited, killed, or a zombie not yet
+ * reaped by its parent). */
+bool rcoll_team_process_gone(const struct rcoll_team *team, int r);
 
 void rcoll_log(const rcoll_context_t *ctx, rcoll_log_level_t level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -332,7 +332,12 @@ static bool peer_gone(shm_tl_t *s, int who)
         return false;
     if (s->net && is_remote(s, who) && rcoll_ucx_peer_failed(s->net, who))
         return true;
-    return s->team->same_host[who] && kill(s->team->pid_of[who], 0) != 0 && errno == ESRCH;
+    return rcoll_team_process_gone(s->team, who);
+}
+
+static int rank_gone(void *arg, int rank)
+{
+    return peer_gone(arg, rank);
 }
 
 /* One pause of a wait for `line` to reach `target` (NULL: something a rank on another node
@@ -348,7 +353,7 @@ static rcoll_status_t pause_on_line(shm_tl_t *s, rcoll_waiter_t *w, rcoll_line_t
      * again before yielding. */
     if (s->net && !remote && rcoll_ucx_progress(s->net)) {
         st = rcoll_waiter_progressed(w);
-        return st == RCOLL_OK ? st : rcoll_team_wait_failed(s->team, st, who, rank_arrived, s);
+        return st == RCOLL_OK ? st : rcoll_team_wait_failed(s->team, st, who, rank_arrived, rank_gone, s);
     }
     if (remote) { /* its writes come through the network worker: wait on that */
         st = rcoll_ucx_pause(s->net, w);
@@ -356,7 +361,7 @@ static rcoll_status_t pause_on_line(shm_tl_t *s, rcoll_waiter_t *w, rcoll_line_t
             peer_gone(s, who) && !(line && rcoll_line_reached(line, target)))
             st = RCOLL_ERR_PEER_DEAD;
         if (st != RCOLL_OK)
-            return rcoll_team_wait_failed(s->team, st, who, rank_arrived, s);
+            return rcoll_team_wait_failed(s->team, st, who, rank_arrived, rank_gone, s);
         return RCOLL_OK;
     }
     if (s->team->wait.crowded && w->idle_core_polls < w->policy->idle_core_polls &&
@@ -368,7 +373,7 @@ static rcoll_status_t pause_on_line(shm_tl_t *s, rcoll_waiter_t *w, rcoll_line_t
         !rcoll_line_reached(line, target))
         st = RCOLL_ERR_PEER_DEAD;
     if (st != RCOLL_OK)
-        return rcoll_team_wait_failed(s->team, st, who, rank_arrived, s);
+        return rcoll_team_wait_failed(s->team, st, who, rank_arrived, rank_gone, s);
     return RCOLL_OK;
 }
 

@@ -58,12 +58,12 @@ static const rule_t rules[] = {
      "across nodes, small blocks, small team: 2(P-1) messages through rank 0 instead of "
      "recursive doubling's P log2 P (np=4: 0.68-0.83x native up to 4 KB, recursive doubling "
      "0.69-0.87x)"},
-    {RCOLL_COLL_ALLGATHER, 8 * 1024, ANY_SIZE, -1, 1, &rcoll_allgather_recursive_doubling,
-     "across nodes, small blocks: log2 P symmetric exchanges, one message each (direct's P-1 "
-     "messages per rank cost more at np=4 up to 8 KB)"},
+    {RCOLL_COLL_ALLGATHER, 64 * 1024, ANY_SIZE, -1, 1, &rcoll_allgather_recursive_doubling,
+     "across nodes, small and medium blocks: log2 P symmetric exchanges, one message each "
+     "(np=4: 0.5-0.8x native up to 64 KB, direct's P-1 messages per rank 0.55-1.08x)"},
     {RCOLL_COLL_ALLGATHER, ANY_BYTES, 64, -1, 1, &rcoll_allgather_direct,
-     "across nodes, larger blocks: all P-1 writes in flight at once (np=4: 0.55-0.65x native "
-     "from 16 KB; gather_bcast's root sends P times the data)"},
+     "across nodes, large blocks: all P-1 writes in flight at once (np=4 at 128 KB: 0.72x native "
+     "against recursive doubling's 0.8x; gather_bcast's root sends P times the data)"},
     {RCOLL_COLL_ALLGATHER, ANY_BYTES, ANY_SIZE, -1, 1, &rcoll_allgather_ring,
      "across nodes, large team, large blocks: neighbour writes, bandwidth-bound"},
     {RCOLL_COLL_ALLTOALL, 8 * 1024, 8, -1, 1, &rcoll_alltoall_gather_scatter,

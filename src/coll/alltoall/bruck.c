@@ -1,33 +1,61 @@
-/* Alltoall by Bruck's index algorithm.
- * Paper: seed 001 (Qian), section 3.4.4 (Bruck alltoall personalized exchange, figure 3.7);
- * Bruck, Ho, Kipnis, Upfal, Weathersby, "Efficient algorithms for all-to-all communications in
- * multiport message-passing systems", IEEE TPDS 8(11), 1997 (the index algorithm, radix 2).
- * Steps: ceil(log2 N). Index i (0..N-1) of rank p starts as p's block for (p+i) mod N (phase 1
- * of the paper, a local rotation). At step k rank p sends every index with bit k set to
- * (p + 2^k) mod N, which stores them under the same indices, and receives those indices from
- * (p - 2^k) mod N. Afterwards index i holds the block of (p-i) mod N. Index i is kept all along
- * at block (p-i) mod N of the receive buffer, so the final inverse rotation (phase 3) costs
- * nothing, and an index still holding original data is read straight from sendbuf (no phase-1
- * copy). Messages: inline when they fit the signal's line, else through a region of the
- * receiver's inbox per step (blocks below RCOLL_ZCOPY_THRESHOLD, when all steps fit the inbox);
- * otherwise single copy: the receiver copies the indices it will be sent over to local staging,
- * signals its sender "ready", and the sender writes straight into its receive buffer.
- * Bytes on the wire per rank: about (N/2) * ceil(log2 N) * m in ceil(log2 N) messages (blocks
- * are forwarded: more bytes than direct, far fewer messages).
+/* Alltoall by Bruck's index algorithm, k-port.
+ * Paper: seed 001 (Qian), section 3.4.4 (Bruck alltoall personalized exchange for k-port
+ * modeling, figure 3.7); Bruck, Ho, Kipnis, Upfal, Weathersby, "Efficient algorithms for
+ * all-to-all communications in multiport message-passing systems", IEEE TPDS 8(11), 1997 (the
+ * index algorithm with radix r = k+1; k = RCOLL_KPORT, default 2, so radix 3; RCOLL_KPORT=1 is
+ * the classic radix 2).
+ * Steps: ceil(log_r N), each with up to k transfers in flight. Index i (0..N-1) of rank p starts
+ * as p's block for (p+i) mod N (phase 1 of the paper, a local rotation). At step j, for each
+ * digit value d = 1..r-1, rank p sends every index whose base-r digit j is d to
+ * (p + d r^j) mod N, which stores them under the same indices, and receives those indices from
+ * (p - d r^j) mod N. Afterwards index i holds the block of (p-i) mod N. Index i is kept all
+ * along at block (p-i) mod N of the receive buffer, so the final inverse rotation (phase 3)
+ * costs nothing, and an index still holding original data (digits below j all zero) is read
+ * straight from sendbuf (no phase-1 copy). Messages: inline when they fit the signal's line,
+ * else through a region of the receiver's inbox per transfer (blocks below
+ * RCOLL_ZCOPY_THRESHOLD, when all steps fit the inbox); otherwise single copy: the receiver
+ * copies the indices it will be sent over to local staging, signals its sender "ready", and the
+ * sender writes straight into its receive buffer.
+ * Bytes on the wire per rank: about N (r-1)/r ceil(log_r N) m in (r-1) ceil(log_r N) messages
+ * (blocks are forwarded: more bytes than direct, far fewer messages); k = 1 gives the fewest
+ * bytes, larger k fewer steps.
  * When it wins: tiny and small blocks on larger teams, where the N-1 per-message costs of
- * direct dominate; never for large blocks (log2(N)/2 times the bytes, plus staging). */
+ * direct dominate; never for large blocks (log_r(N) (r-1)/r times the bytes, plus staging). */
+#include <string.h>
+
 #include "coll/alltoall/slots.h"
 #include "coll/schedule.h"
 
-/* Indices 1..n-1 with bit k set, and those of them that no longer hold original data. */
-static int bit_count(int n, int k, int *forwarded)
+/* Radix r = k+1 (at most N) and the number of steps ceil(log_r N). */
+static int bruck_radix(const rcoll_args_t *a, int *steps)
+{
+    int k = a->team->ctx->cfg.kport > 0 ? a->team->ctx->cfg.kport : 1;
+    int r = k + 1 < a->size ? k + 1 : a->size;
+    if (r < 2)
+        r = 2;
+    int n = 0;
+    for (long p = 1; p < a->size; p *= r)
+        n++;
+    *steps = n;
+    return r;
+}
+
+/* Base-r digit j of i, and r^j. */
+static int digit(int i, int weight, int r)
+{
+    return (i / weight) % r;
+}
+
+/* Indices 1..n-1 whose digit j (weight r^j) is d, and those of them that no longer hold
+ * original data (a lower digit is not zero). */
+static int digit_count(int n, int weight, int r, int d, int *forwarded)
 {
     int count = 0, fw = 0;
     for (int i = 1; i < n; i++) {
-        if (!((i >> k) & 1))
+        if (digit(i, weight, r) != d)
             continue;
         count++;
-        fw += (i & ((1 << k) - 1)) != 0;
+        fw += (i % weight) != 0;
     }
     if (forwarded)
         *forwarded = fw;
@@ -35,46 +63,63 @@ static int bit_count(int n, int k, int *forwarded)
 }
 
 typedef struct {
+    int radix, steps;
     bool zcopy;
     size_t staging_bytes;
 } bruck_shape_t;
 
 static bruck_shape_t bruck_shape(const rcoll_args_t *a)
 {
+    bruck_shape_t s = {0, 0, false, 0};
+    s.radix = bruck_radix(a, &s.steps);
     size_t need = 0;
     int most = 0;
-    for (int k = 0; k < rcoll_ceil_log2(a->size); k++) {
-        int fw, n = bit_count(a->size, k, &fw);
-        need += (size_t)n * a->bytes;
-        most = fw > most ? fw : most;
+    for (int j = 0, weight = 1; j < s.steps; j++, weight *= s.radix) {
+        int step_fw = 0;
+        for (int d = 1; d < s.radix; d++) {
+            int fw, n = digit_count(a->size, weight, s.radix, d, &fw);
+            need += (size_t)n * a->bytes;
+            step_fw += fw;
+        }
+        most = step_fw > most ? step_fw : most;
     }
-    bruck_shape_t s = {a2a_steps_zcopy(a, need), 0};
+    s.zcopy = a2a_steps_zcopy(a, need);
     if (s.zcopy)
         s.staging_bytes = (size_t)most * a->bytes;
     return s;
 }
 
-/* The plan of step k (destinations p+2^k, sources p-2^k). */
-static void plan_step(const rcoll_args_t *a, int k, a2a_xfer_t *x)
+/* The plan of the transfer for digit d at step j (destination p + d r^j, source p - d r^j);
+ * `plan` has room for 3 N ints. */
+static void plan_transfer(const rcoll_args_t *a, int weight, int r, int d, int *plan, a2a_xfer_t *x)
 {
-    int n = a->size, p = a->rank, dist = 1 << k;
+    int n = a->size, p = a->rank, dist = d * weight;
+    memset(x, 0, sizeof *x);
+    x->local = plan;
+    x->initial = plan + n;
+    x->remote = plan + 2 * n;
     x->to = (p + dist) % n;
     x->from = (p - dist + n) % n;
-    x->n = 0;
     for (int i = 1; i < n; i++) {
-        if (!((i >> k) & 1))
+        if (digit(i, weight, r) != d)
             continue;
         x->local[x->n] = (p - i + n) % n;
-        x->initial[x->n] = (i & (dist - 1)) ? -1 : (p + i) % n;
+        x->initial[x->n] = (i % weight) ? -1 : (p + i) % n;
         x->remote[x->n] = (x->to - i + n) % n;
         x->n++;
     }
 }
 
+static size_t plan_ints(const rcoll_args_t *a, int radix)
+{
+    return 3 * (size_t)a->size * (size_t)(radix - 1);
+}
+
 static rcoll_status_t bruck_prepare(rcoll_args_t *a)
 {
     bruck_shape_t s = bruck_shape(a);
-    if (!rcoll_team_tmp(a->team, RCOLL_TMP_ALGO2, 3 * (size_t)a->size * sizeof(int)))
+    if (!rcoll_team_tmp(a->team, RCOLL_TMP_ALGO2, plan_ints(a, s.radix) * sizeof(int) +
+                                                      (size_t)(s.radix - 1) * sizeof(a2a_xfer_t)))
         return rcoll_team_error(a->team, RCOLL_ERR_NOMEM, "alltoall bruck: no memory for the plan");
     a->tmp = s.staging_bytes ? rcoll_team_tmp(a->team, RCOLL_TMP_ALGO, s.staging_bytes) : NULL;
     if (s.staging_bytes && !a->tmp)
@@ -86,17 +131,22 @@ static rcoll_status_t bruck_prepare(rcoll_args_t *a)
 static rcoll_status_t alltoall_bruck(rcoll_args_t *a)
 {
     bruck_shape_t s = bruck_shape(a);
-    int *plan = rcoll_team_tmp(a->team, RCOLL_TMP_ALGO2, 3 * (size_t)a->size * sizeof(int));
-    a2a_xfer_t x = {0};
-    x.local = plan;
-    x.initial = plan + a->size;
-    x.remote = plan + 2 * a->size;
+    size_t ints = plan_ints(a, s.radix);
+    int *plan = rcoll_team_tmp(a->team, RCOLL_TMP_ALGO2,
+                               ints * sizeof(int) + (size_t)(s.radix - 1) * sizeof(a2a_xfer_t));
+    a2a_xfer_t *x = (a2a_xfer_t *)(void *)(plan + ints);
     size_t off = 0;
-    for (int k = 0; k < rcoll_ceil_log2(a->size); k++) {
-        plan_step(a, k, &x);
-        x.send_off = x.recv_off = off;
-        off += (size_t)x.n * a->bytes;
-        rcoll_status_t st = a2a_step(a, (unsigned)k, &x, 1, s.zcopy, a->tmp);
+    for (int j = 0, weight = 1; j < s.steps; j++, weight *= s.radix) {
+        int nx = 0;
+        for (int d = 1; d < s.radix; d++) {
+            plan_transfer(a, weight, s.radix, d, plan + (size_t)(d - 1) * 3 * (size_t)a->size, &x[nx]);
+            if (!x[nx].n)
+                continue; /* d r^j beyond the team: nothing has that digit */
+            x[nx].send_off = x[nx].recv_off = off;
+            off += (size_t)x[nx].n * a->bytes;
+            nx++;
+        }
+        rcoll_status_t st = a2a_step(a, (unsigned)j, x, nx, s.zcopy, a->tmp);
         if (st != RCOLL_OK)
             return st;
     }
@@ -105,5 +155,6 @@ static rcoll_status_t alltoall_bruck(rcoll_args_t *a)
 
 const rcoll_algo_t rcoll_alltoall_bruck = {
     "bruck", RCOLL_COLL_ALLTOALL,
-    "Bruck et al. 1997 index algorithm: ceil(log2 N) steps to p+2^k, blocks kept in recvbuf",
+    "Bruck et al. 1997 index algorithm, k-port (seed 001): ceil(log_{k+1} N) steps of k "
+    "transfers to p+d(k+1)^j, blocks kept in recvbuf",
     alltoall_bruck, bruck_prepare};

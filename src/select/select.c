@@ -95,7 +95,8 @@ static const rule_t rules[] = {
     {RCOLL_COLL_ALLGATHER, 8 * 1024, 16, -1, 0, &rcoll_allgather_direct_read,
      "small blocks, small team: one step, each rank writes only its own line or outbox"},
     {RCOLL_COLL_ALLGATHER, 8 * 1024, ANY_SIZE, -1, 0, &rcoll_allgather_bruck,
-     "small blocks, larger team: log2 P steps, no folding for P not a power of two"},
+     "small blocks, larger team: ceil(log_{k+1} P) k-port steps, no folding for P not a power "
+     "of two"},
     {RCOLL_COLL_ALLGATHER, ANY_BYTES, 8, -1, 0, &rcoll_allgather_direct,
      "large blocks, small team: one single-copy write per peer, all in flight"},
     {RCOLL_COLL_ALLGATHER, ANY_BYTES, ANY_SIZE, -1, 0, &rcoll_allgather_ring,
@@ -113,7 +114,8 @@ static const rule_t rules[] = {
     {RCOLL_COLL_ALLTOALL, 256, 7, -1, 0, &rcoll_alltoall_direct,
      "tiny blocks, small team: N-1 writes cost little more than log2 N steps"},
     {RCOLL_COLL_ALLTOALL, 256, ANY_SIZE, -1, 0, &rcoll_alltoall_bruck,
-     "tiny blocks, larger team: ceil(log2 N) messages per rank instead of N-1 (Bruck index)"},
+     "tiny blocks, larger team: k ceil(log_{k+1} N) messages per rank instead of N-1 (k-port "
+     "Bruck index)"},
     {RCOLL_COLL_ALLTOALL, ANY_BYTES, ANY_SIZE, -1, 0, &rcoll_alltoall_direct,
      "each block moved once, no staging or forwarding; all writes in flight (RCOLL_ALLTOALL_KPORT "
      "bounds them)"},

@@ -12,8 +12,6 @@
  * When it wins: across nodes, small blocks and small teams, where the count of messages (a
  * system call on each side over TCP, a context switch when ranks share cores) is the cost
  * (np=4 over UCX tcp: docs/tuning.md). */
-#include <string.h>
-
 #include "coll/gather/xfer.h"
 #include "coll/sweep.h"
 
@@ -25,48 +23,17 @@ static const void *my_block(const rcoll_args_t *a)
                                         : a->sendbuf;
 }
 
-static gs_proto_t up_proto(const rcoll_args_t *a, int r)
-{
-    return gs_proto(a, a->bytes, ((size_t)r + 1) * a->bytes);
-}
-
-/* The leader: take rank r's block if its signal is there. */
-static int collect(rcoll_args_t *a, void *ctx, int r)
-{
-    (void)ctx;
-    rcoll_event_t ev = rcoll_ev_signal(r, a->seq, 0);
-    if (!a->tl->ops->test(a->tl, &ev))
-        return 0;
-    gs_proto_t proto = up_proto(a, r);
-    size_t off = (size_t)r * a->bytes;
-    if (proto != GS_ZCOPY)
-        memcpy((char *)a->recvbuf + off, gs_msg_data(a, r, proto, off, NULL), a->bytes);
-    return 1;
-}
-
-static rcoll_event_t signal_of(rcoll_args_t *a, void *ctx, int r)
-{
-    (void)ctx;
-    return rcoll_ev_signal(r, a->seq, 0);
-}
-
 static rcoll_status_t allgather_gather_bcast(rcoll_args_t *a)
 {
     size_t all = (size_t)a->size * a->bytes;
     gs_proto_t down = gs_proto(a, all, all);
     if (a->rank != LEADER) {
-        gs_proto_t up = up_proto(a, a->rank);
-        gs_msg_t msg;
-        gs_msg_begin(&msg, a, LEADER, up);
-        size_t remote = up == GS_INLINE ? 0 : (size_t)a->rank * a->bytes;
-        rcoll_status_t st = gs_msg_part(&msg, my_block(a), a->bytes, remote, 0);
-        if (st != RCOLL_OK)
-            return st;
-        return gs_recv_one(a, LEADER, down, a->recvbuf, all);
+        rcoll_status_t st = gs_send_block(a, LEADER, my_block(a));
+        return st == RCOLL_OK ? gs_recv_one(a, LEADER, down, a->recvbuf, all) : st;
     }
     int *pending = a->team->scratch;
     int count = rcoll_sweep_others(a, pending);
-    rcoll_status_t st = rcoll_sweep(a, pending, count, collect, signal_of, NULL);
+    rcoll_status_t st = rcoll_sweep(a, pending, count, gs_collect_block, gs_block_signal, NULL);
     for (int t = 1; t < a->size && st == RCOLL_OK; t++) {
         gs_msg_t msg;
         gs_msg_begin(&msg, a, t, down);

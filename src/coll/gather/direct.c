@@ -16,46 +16,14 @@
  * 1 B-2 KB and 0.16x at 4 KB with 2 ranks; 0.07-0.2x with 8 ranks on 2 cores. */
 #include "coll/gather/xfer.h"
 
-#include <string.h>
-
-static gs_proto_t proto_of(const rcoll_args_t *a, int r)
-{
-    return gs_proto(a, a->bytes, ((size_t)r + 1) * a->bytes);
-}
-
-/* Root: take rank r's block if its signal is there. */
-static int collect(rcoll_args_t *a, void *ctx, int r)
-{
-    (void)ctx;
-    rcoll_event_t ev = rcoll_ev_signal(r, a->seq, 0);
-    if (!a->tl->ops->test(a->tl, &ev))
-        return 0;
-    gs_proto_t proto = proto_of(a, r);
-    size_t off = (size_t)r * a->bytes;
-    if (proto != GS_ZCOPY)
-        memcpy((char *)a->recvbuf + off, gs_msg_data(a, r, proto, off, NULL), a->bytes);
-    return 1;
-}
-
-static rcoll_event_t signal_of(rcoll_args_t *a, void *ctx, int r)
-{
-    (void)ctx;
-    return rcoll_ev_signal(r, a->seq, 0);
-}
-
 static rcoll_status_t gather_direct(rcoll_args_t *a)
 {
-    if (a->rank != a->root) {
-        gs_proto_t proto = proto_of(a, a->rank);
-        gs_msg_t msg;
-        gs_msg_begin(&msg, a, a->root, proto);
-        size_t remote = proto == GS_INLINE ? 0 : (size_t)a->rank * a->bytes;
-        return gs_msg_part(&msg, a->sendbuf, a->bytes, remote, 0);
-    }
+    if (a->rank != a->root)
+        return gs_send_block(a, a->root, a->sendbuf);
     int *pending = a->team->scratch, count = 0;
     for (int i = 1; i < a->size; i++)
         pending[count++] = (a->root + i) % a->size;
-    return rcoll_sweep(a, pending, count, collect, signal_of, NULL);
+    return rcoll_sweep(a, pending, count, gs_collect_block, gs_block_signal, NULL);
 }
 
 const rcoll_algo_t rcoll_gather_direct = {

@@ -58,6 +58,34 @@ const unsigned char *gs_msg_data(rcoll_args_t *a, int source, gs_proto_t proto, 
     return zbuf;
 }
 
+rcoll_status_t gs_send_block(rcoll_args_t *a, int root, const void *src)
+{
+    gs_proto_t proto = gs_proto(a, a->bytes, ((size_t)a->rank + 1) * a->bytes);
+    gs_msg_t msg;
+    gs_msg_begin(&msg, a, root, proto);
+    size_t remote = proto == GS_INLINE ? 0 : (size_t)a->rank * a->bytes;
+    return gs_msg_part(&msg, src, a->bytes, remote, 0);
+}
+
+int gs_collect_block(rcoll_args_t *a, void *ctx, int r)
+{
+    (void)ctx;
+    rcoll_event_t ev = rcoll_ev_signal(r, a->seq, 0);
+    if (!a->tl->ops->test(a->tl, &ev))
+        return 0;
+    gs_proto_t proto = gs_proto(a, a->bytes, ((size_t)r + 1) * a->bytes);
+    size_t off = (size_t)r * a->bytes;
+    if (proto != GS_ZCOPY)
+        memcpy((char *)a->recvbuf + off, gs_msg_data(a, r, proto, off, NULL), a->bytes);
+    return 1;
+}
+
+rcoll_event_t gs_block_signal(rcoll_args_t *a, void *ctx, int r)
+{
+    (void)ctx;
+    return rcoll_ev_signal(r, a->seq, 0);
+}
+
 bool gs_arrived(rcoll_args_t *a, int peer)
 {
     rcoll_event_t ev = rcoll_ev_arrival(peer, a->seq);

@@ -42,6 +42,14 @@ const unsigned char *gs_msg_data(rcoll_args_t *a, int source, gs_proto_t proto, 
  * 0): wait for its signal, then copy it out unless it came single copy. */
 rcoll_status_t gs_recv_one(rcoll_args_t *a, int source, gs_proto_t proto, void *dst, size_t bytes);
 
+/* The other side: this rank's m bytes at `src` to the root's slot rank*m, signal step 0. */
+rcoll_status_t gs_send_block(rcoll_args_t *a, int root, const void *src);
+/* Sweep callbacks of a gather into the root's recvbuf (rank r's block at r*m, each block sent
+ * with signal step 0 by gs_proto(a, m, (r+1)*m)): take rank r's block if its signal is there;
+ * the event that makes it so. */
+int gs_collect_block(rcoll_args_t *a, void *ctx, int r);
+rcoll_event_t gs_block_signal(rcoll_args_t *a, void *ctx, int r);
+
 /* Has `peer` entered this collective? (Its inbox is then free and its buffer advertised.) */
 bool gs_arrived(rcoll_args_t *a, int peer);
 

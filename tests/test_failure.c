@@ -103,7 +103,15 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
     }
     rcoll_team_force_algorithm(team, c->coll, c->algo);
     char *buf = calloc((size_t)oob->size, BLOCK), *out = calloc((size_t)oob->size, BLOCK);
-    if (call(team, c, buf, out) != RCOLL_OK) { /* one good call first */
+    rcoll_status_t first = call(team, c, buf, out); /* one good call first */
+    /* ... finished by every rank before anyone fails: a rank that exits without destroying
+     * its team may take its last message with it (seen over UCX shared memory: rank 2's last
+     * signal of the first call never reached rank 0), and its peers then rightly fail in the
+     * first call. A team's destroy waits for every peer on another node (design.md). */
+    int me = rank, all[8];
+    if (oob->allgather(&me, all, sizeof me, oob->coll_info) != 0)
+        return 12;
+    if (first != RCOLL_OK) {
         fprintf(stderr, "FAIL rank %d: %s %s: the first call failed: %s\n", rank,
                 rcoll_coll_name(c->coll), c->algo, rcoll_team_last_error(team));
         return 11;

@@ -48,6 +48,7 @@ typedef struct {
     int (*arrived)(void *arg, int rank);
     int (*gone)(void *arg, int rank);
     void *arg;
+    int dead_peer; /* the wait failed because this rank is gone (-1: not that) */
 } arrival_query_t;
 
 static int never_arrived(struct rcoll_team *t, int r, void *arg)
@@ -78,7 +79,7 @@ bool rcoll_team_process_gone(const struct rcoll_team *t, int r)
 static int is_dead(struct rcoll_team *t, int r, void *arg)
 {
     const arrival_query_t *q = arg;
-    return r != t->rank && q->gone(q->arg, r);
+    return r != t->rank && (r == q->dead_peer || q->gone(q->arg, r));
 }
 
 rcoll_status_t rcoll_team_wait_failed(struct rcoll_team *t, rcoll_status_t status, int peer,
@@ -86,7 +87,9 @@ rcoll_status_t rcoll_team_wait_failed(struct rcoll_team *t, rcoll_status_t statu
                                       int (*gone)(void *arg, int rank), void *arg)
 {
     char missing[128], dead[128];
-    arrival_query_t q = {arrived, gone, arg};
+    /* The wait saw `peer` gone: listed even if a second look now misses it (a process seen
+     * exiting, then momentarily not reported). */
+    arrival_query_t q = {arrived, gone, arg, status == RCOLL_ERR_PEER_DEAD ? peer : -1};
     list_ranks(t, missing, sizeof missing, never_arrived, &q);
     list_ranks(t, dead, sizeof dead, is_dead, &q);
     return rcoll_team_error(t, status,

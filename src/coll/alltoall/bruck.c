@@ -132,9 +132,10 @@ static rcoll_status_t alltoall_bruck(rcoll_args_t *a)
 {
     bruck_shape_t s = bruck_shape(a);
     size_t ints = plan_ints(a, s.radix);
-    int *plan = rcoll_team_tmp(a->team, RCOLL_TMP_ALGO2,
-                               ints * sizeof(int) + (size_t)(s.radix - 1) * sizeof(a2a_xfer_t));
-    a2a_xfer_t *x = (a2a_xfer_t *)(void *)(plan + ints);
+    /* The transfers first (the buffer is malloc-aligned), then their block lists. */
+    a2a_xfer_t *x = rcoll_team_tmp(a->team, RCOLL_TMP_ALGO2,
+                                   ints * sizeof(int) + (size_t)(s.radix - 1) * sizeof(a2a_xfer_t));
+    int *plan = (int *)(void *)(x + s.radix - 1);
     size_t off = 0;
     for (int j = 0, weight = 1; j < s.steps; j++, weight *= s.radix) {
         int nx = 0;

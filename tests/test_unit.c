@@ -140,6 +140,18 @@ static void check_tree(int p, int fanin)
     CHECK(children == p - 1, "tree p=%d fanin=%d: %d children in all", p, fanin, children);
 }
 
+/* k-port radix and its step count: r^(steps-1) < n <= r^steps. */
+static void check_kport(int p, int k)
+{
+    int r = rcoll_kport_radix(k, p), steps = rcoll_ceil_log(p, r);
+    CHECK(r >= 2 && (r == k + 1 || r == p || (k < 1 && r == 2) || (p < 2 && r == 2)),
+          "kport radix p=%d k=%d: %d", p, k, r);
+    long power = 1;
+    for (int i = 0; i < steps; i++)
+        power *= r;
+    CHECK(power >= p && (steps == 0 || power / r < p), "kport steps p=%d r=%d: %d", p, r, steps);
+}
+
 static void check_selection(void)
 {
     rcoll_config_t cfg;
@@ -208,6 +220,10 @@ int main(void)
         check_pairwise(p);
         check_bruck(p);
         check_recursive_doubling(p);
+        check_kport(p, 0);
+        check_kport(p, 1);
+        check_kport(p, 2);
+        check_kport(p, 5);
         check_tree(p, 7);
         check_tree(p, 1);
         check_tree(p, 3);

@@ -17,6 +17,22 @@ int rcoll_ceil_log2(int n)
     return k;
 }
 
+int rcoll_kport_radix(int kport, int n)
+{
+    int r = (kport > 0 ? kport : 1) + 1;
+    if (r > n)
+        r = n;
+    return r < 2 ? 2 : r;
+}
+
+int rcoll_ceil_log(int n, int r)
+{
+    int steps = 0;
+    for (long p = 1; p < n; p *= r)
+        steps++;
+    return steps;
+}
+
 int rcoll_dissemination_to(int rank, int n, int k)
 {
     return (int)(((long)rank + (1L << k)) % n);

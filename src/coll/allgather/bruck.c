@@ -11,6 +11,7 @@
  * When it wins: small messages on teams that are not a power of two (log steps, no folding);
  * larger k trades messages for steps. */
 #include "coll/allgather/blocks.h"
+#include "coll/schedule.h"
 #include "coll/sweep.h"
 
 typedef struct {
@@ -18,16 +19,16 @@ typedef struct {
     int weight;
 } bruck_step_t;
 
-static int radix_of(const rcoll_args_t *a)
+/* Blocks of the transfer at distance d w: w, or what is left of the team. */
+static int step_count(const rcoll_args_t *a, int weight, int d)
 {
-    int k = a->team->ctx->cfg.kport > 0 ? a->team->ctx->cfg.kport : 1;
-    return k + 1 < a->size ? k + 1 : a->size;
+    int dist = d * weight;
+    return weight < a->size - dist ? weight : a->size - dist;
 }
 
 static ag_ranges_t incoming(const rcoll_args_t *a, int weight, int d)
 {
-    int dist = d * weight, count = weight < a->size - dist ? weight : a->size - dist;
-    return ag_ring_ranges((a->rank + dist) % a->size, count, a->size);
+    return ag_ring_ranges((a->rank + d * weight) % a->size, step_count(a, weight, d), a->size);
 }
 
 /* Item d: the transfer from rank + d w, if its signal is there. */
@@ -53,9 +54,9 @@ static rcoll_status_t bruck_step(rcoll_args_t *a, int r, bruck_step_t *b)
 {
     int *pending = a->team->scratch, count = 0;
     for (int d = 1; d < r && d * b->weight < a->size; d++) {
-        int dist = d * b->weight, n = b->weight < a->size - dist ? b->weight : a->size - dist;
-        ag_ranges_t out = ag_ring_ranges(a->rank, n, a->size);
-        rcoll_status_t st = ag_send(a, (a->rank - dist + a->size) % a->size, b->step, &out, 1);
+        int to = (a->rank - d * b->weight + a->size) % a->size;
+        ag_ranges_t out = ag_ring_ranges(a->rank, step_count(a, b->weight, d), a->size);
+        rcoll_status_t st = ag_send(a, to, b->step, &out, 1);
         if (st != RCOLL_OK)
             return st;
         pending[count++] = d;
@@ -65,7 +66,7 @@ static rcoll_status_t bruck_step(rcoll_args_t *a, int r, bruck_step_t *b)
 
 static rcoll_status_t allgather_bruck(rcoll_args_t *a)
 {
-    int r = radix_of(a);
+    int r = rcoll_kport_radix(a->team->ctx->cfg.kport, a->size);
     bruck_step_t b = {0, 1};
     for (; b.weight < a->size; b.step++, b.weight *= r) {
         rcoll_status_t st = bruck_step(a, r, &b);

@@ -28,7 +28,7 @@ static rcoll_status_t allgather_gather_bcast(rcoll_args_t *a)
     size_t all = (size_t)a->size * a->bytes;
     gs_proto_t down = gs_proto(a, all, all);
     if (a->rank != LEADER) {
-        rcoll_status_t st = gs_send_block(a, LEADER, my_block(a));
+        rcoll_status_t st = gs_send_block(a, LEADER, my_block(a), a->bytes);
         return st == RCOLL_OK ? gs_recv_one(a, LEADER, down, a->recvbuf, all) : st;
     }
     int *pending = a->team->scratch;

@@ -26,21 +26,7 @@
 #include "coll/alltoall/slots.h"
 #include "coll/schedule.h"
 
-/* Radix r = k+1 (at most N) and the number of steps ceil(log_r N). */
-static int bruck_radix(const rcoll_args_t *a, int *steps)
-{
-    int k = a->team->ctx->cfg.kport > 0 ? a->team->ctx->cfg.kport : 1;
-    int r = k + 1 < a->size ? k + 1 : a->size;
-    if (r < 2)
-        r = 2;
-    int n = 0;
-    for (long p = 1; p < a->size; p *= r)
-        n++;
-    *steps = n;
-    return r;
-}
-
-/* Base-r digit j of i, and r^j. */
+/* Digit j of i in base r, given weight = r^j. */
 static int digit(int i, int weight, int r)
 {
     return (i / weight) % r;
@@ -71,7 +57,8 @@ typedef struct {
 static bruck_shape_t bruck_shape(const rcoll_args_t *a)
 {
     bruck_shape_t s = {0, 0, false, 0};
-    s.radix = bruck_radix(a, &s.steps);
+    s.radix = rcoll_kport_radix(a->team->ctx->cfg.kport, a->size);
+    s.steps = rcoll_ceil_log(a->size, s.radix);
     size_t need = 0;
     int most = 0;
     for (int j = 0, weight = 1; j < s.steps; j++, weight *= s.radix) {
@@ -110,16 +97,16 @@ static void plan_transfer(const rcoll_args_t *a, int weight, int r, int d, int *
     }
 }
 
-static size_t plan_ints(const rcoll_args_t *a, int radix)
+/* The plan buffer: up to r-1 transfer records, then 3 N block indices for each. */
+static size_t plan_bytes(const rcoll_args_t *a, int radix)
 {
-    return 3 * (size_t)a->size * (size_t)(radix - 1);
+    return (size_t)(radix - 1) * (sizeof(a2a_xfer_t) + 3 * (size_t)a->size * sizeof(int));
 }
 
 static rcoll_status_t bruck_prepare(rcoll_args_t *a)
 {
     bruck_shape_t s = bruck_shape(a);
-    if (!rcoll_team_tmp(a->team, RCOLL_TMP_ALGO2, plan_ints(a, s.radix) * sizeof(int) +
-                                                      (size_t)(s.radix - 1) * sizeof(a2a_xfer_t)))
+    if (!rcoll_team_tmp(a->team, RCOLL_TMP_ALGO2, plan_bytes(a, s.radix)))
         return rcoll_team_error(a->team, RCOLL_ERR_NOMEM, "alltoall bruck: no memory for the plan");
     a->tmp = s.staging_bytes ? rcoll_team_tmp(a->team, RCOLL_TMP_ALGO, s.staging_bytes) : NULL;
     if (s.staging_bytes && !a->tmp)
@@ -131,10 +118,8 @@ static rcoll_status_t bruck_prepare(rcoll_args_t *a)
 static rcoll_status_t alltoall_bruck(rcoll_args_t *a)
 {
     bruck_shape_t s = bruck_shape(a);
-    size_t ints = plan_ints(a, s.radix);
-    /* The transfers first (the buffer is malloc-aligned), then their block lists. */
-    a2a_xfer_t *x = rcoll_team_tmp(a->team, RCOLL_TMP_ALGO2,
-                                   ints * sizeof(int) + (size_t)(s.radix - 1) * sizeof(a2a_xfer_t));
+    /* The records first (the buffer is malloc-aligned), then their block lists. */
+    a2a_xfer_t *x = rcoll_team_tmp(a->team, RCOLL_TMP_ALGO2, plan_bytes(a, s.radix));
     int *plan = (int *)(void *)(x + s.radix - 1);
     size_t off = 0;
     for (int j = 0, weight = 1; j < s.steps; j++, weight *= s.radix) {

@@ -34,27 +34,16 @@ static bool fits(const rcoll_args_t *a)
     return gs_proto(a, row, row * (size_t)a->size) != GS_ZCOPY;
 }
 
-/* The row rank `source` sent to the leader, once its signal was seen. */
+/* The row rank `source` sent to the leader, once its signal was seen (never single copy). */
 static const unsigned char *row_of(rcoll_args_t *a, int source)
 {
-    size_t row = row_bytes(a);
-    if (source == LEADER)
-        return a->sendbuf;
-    gs_proto_t proto = gs_proto(a, row, row * ((size_t)source + 1));
-    return gs_msg_data(a, source, proto, (size_t)source * row, NULL);
+    return source == LEADER ? a->sendbuf : gs_block_data(a, source, row_bytes(a));
 }
 
 static int row_in(rcoll_args_t *a, void *ctx, int r)
 {
-    (void)ctx;
-    rcoll_event_t ev = rcoll_ev_signal(r, a->seq, 0);
+    rcoll_event_t ev = gs_block_signal(a, ctx, r);
     return a->tl->ops->test(a->tl, &ev) ? 1 : 0;
-}
-
-static rcoll_event_t row_event(rcoll_args_t *a, void *ctx, int r)
-{
-    (void)ctx;
-    return rcoll_ev_signal(r, a->seq, 0);
 }
 
 /* The leader: every row in, then one message per rank with its P blocks. */
@@ -63,7 +52,7 @@ static rcoll_status_t lead(rcoll_args_t *a)
     size_t m = a->bytes, row = row_bytes(a);
     int *pending = a->team->scratch;
     int count = rcoll_sweep_others(a, pending);
-    rcoll_status_t st = rcoll_sweep(a, pending, count, row_in, row_event, NULL);
+    rcoll_status_t st = rcoll_sweep(a, pending, count, row_in, gs_block_signal, NULL);
     unsigned char *out = rcoll_team_tmp(a->team, RCOLL_TMP_ALGO, row);
     if (st != RCOLL_OK)
         return st;
@@ -89,13 +78,8 @@ static rcoll_status_t alltoall_gather_scatter(rcoll_args_t *a)
     if (a->rank == LEADER)
         return lead(a);
     size_t row = row_bytes(a);
-    gs_proto_t up = gs_proto(a, row, row * ((size_t)a->rank + 1));
-    gs_msg_t msg;
-    gs_msg_begin(&msg, a, LEADER, up);
-    rcoll_status_t st = gs_msg_part(&msg, a->sendbuf, row, up == GS_INLINE ? 0 : (size_t)a->rank * row, 0);
-    if (st != RCOLL_OK)
-        return st;
-    return gs_recv_one(a, LEADER, gs_proto(a, row, row), a->recvbuf, row);
+    rcoll_status_t st = gs_send_block(a, LEADER, a->sendbuf, row);
+    return st == RCOLL_OK ? gs_recv_one(a, LEADER, gs_proto(a, row, row), a->recvbuf, row) : st;
 }
 
 const rcoll_algo_t rcoll_alltoall_gather_scatter = {

@@ -19,7 +19,7 @@
 static rcoll_status_t gather_direct(rcoll_args_t *a)
 {
     if (a->rank != a->root)
-        return gs_send_block(a, a->root, a->sendbuf);
+        return gs_send_block(a, a->root, a->sendbuf, a->bytes);
     int *pending = a->team->scratch, count = 0;
     for (int i = 1; i < a->size; i++)
         pending[count++] = (a->root + i) % a->size;

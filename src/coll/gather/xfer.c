@@ -58,13 +58,18 @@ const unsigned char *gs_msg_data(rcoll_args_t *a, int source, gs_proto_t proto, 
     return zbuf;
 }
 
-rcoll_status_t gs_send_block(rcoll_args_t *a, int root, const void *src)
+rcoll_status_t gs_send_block(rcoll_args_t *a, int root, const void *src, size_t bytes)
 {
-    gs_proto_t proto = gs_proto(a, a->bytes, ((size_t)a->rank + 1) * a->bytes);
+    gs_proto_t proto = gs_proto(a, bytes, ((size_t)a->rank + 1) * bytes);
     gs_msg_t msg;
     gs_msg_begin(&msg, a, root, proto);
-    size_t remote = proto == GS_INLINE ? 0 : (size_t)a->rank * a->bytes;
-    return gs_msg_part(&msg, src, a->bytes, remote, 0);
+    return gs_msg_part(&msg, src, bytes, proto == GS_INLINE ? 0 : (size_t)a->rank * bytes, 0);
+}
+
+const unsigned char *gs_block_data(rcoll_args_t *a, int source, size_t bytes)
+{
+    gs_proto_t proto = gs_proto(a, bytes, ((size_t)source + 1) * bytes);
+    return gs_msg_data(a, source, proto, (size_t)source * bytes, NULL);
 }
 
 int gs_collect_block(rcoll_args_t *a, void *ctx, int r)
@@ -73,10 +78,9 @@ int gs_collect_block(rcoll_args_t *a, void *ctx, int r)
     rcoll_event_t ev = rcoll_ev_signal(r, a->seq, 0);
     if (!a->tl->ops->test(a->tl, &ev))
         return 0;
-    gs_proto_t proto = gs_proto(a, a->bytes, ((size_t)r + 1) * a->bytes);
-    size_t off = (size_t)r * a->bytes;
-    if (proto != GS_ZCOPY)
-        memcpy((char *)a->recvbuf + off, gs_msg_data(a, r, proto, off, NULL), a->bytes);
+    const unsigned char *data = gs_block_data(a, r, a->bytes);
+    if (data)
+        memcpy((char *)a->recvbuf + (size_t)r * a->bytes, data, a->bytes);
     return 1;
 }
 

@@ -42,11 +42,15 @@ const unsigned char *gs_msg_data(rcoll_args_t *a, int source, gs_proto_t proto, 
  * 0): wait for its signal, then copy it out unless it came single copy. */
 rcoll_status_t gs_recv_one(rcoll_args_t *a, int source, gs_proto_t proto, void *dst, size_t bytes);
 
-/* The other side: this rank's m bytes at `src` to the root's slot rank*m, signal step 0. */
-rcoll_status_t gs_send_block(rcoll_args_t *a, int root, const void *src);
-/* Sweep callbacks of a gather into the root's recvbuf (rank r's block at r*m, each block sent
- * with signal step 0 by gs_proto(a, m, (r+1)*m)): take rank r's block if its signal is there;
- * the event that makes it so. */
+/* Gathered blocks: rank r's `bytes` go to the root's slot r*bytes (inline, its inbox, or
+ * single copy into its advertised buffer, by gs_proto(a, bytes, (r+1)*bytes)), signal step 0.
+ * The sender's side: */
+rcoll_status_t gs_send_block(rcoll_args_t *a, int root, const void *src, size_t bytes);
+/* The root's: where the block from `source` sits once its signal was seen (NULL: it came single
+ * copy, already in place). */
+const unsigned char *gs_block_data(rcoll_args_t *a, int source, size_t bytes);
+/* Sweep callbacks of a gather of m-byte blocks into the root's recvbuf: take rank r's block if
+ * its signal is there; the event that makes it so (its signal, step 0). */
 int gs_collect_block(rcoll_args_t *a, void *ctx, int r);
 rcoll_event_t gs_block_signal(rcoll_args_t *a, void *ctx, int r);
 

@@ -571,6 +571,15 @@ static rcoll_status_t rail_ready(rcoll_ucx_t *u, peer_t *p, int rail)
     ucs_status_t us = UCS_ERR_UNREACHABLE;
     if (!u->c->no_peer_errors)
         us = ucp_ep_create(u->c->worker, &ep, &p->ep[rail]);
+    /* ... but not when the peer is only unreachable because its process is gone: taking the
+     * fallback then left this context without peer errors, and a live peer's endpoint with
+     * them met one without (UCX 1.13 asserted on the mismatch). */
+    bool gone = us == UCS_ERR_UNREACHABLE && rcoll_team_process_gone(u->team, p->rank);
+    if (gone) {
+        p->failed = true;
+        return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: rank %d is gone (its process ended)",
+                         u->team->coll ? u->team->coll : "ucx", p->rank);
+    }
     if (us == UCS_ERR_UNREACHABLE && u->team->same_host[p->rank]) {
         u->c->no_peer_errors = true;
         ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;

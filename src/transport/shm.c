@@ -414,9 +414,13 @@ static rcoll_line_t *event_line(shm_tl_t *s, const rcoll_event_t *ev, uint64_t *
     }
 }
 
-/* Has the rank on another node entered seq? Keeps one read of its advertisement in flight. */
+/* Has the rank on another node entered seq? Keeps one read of its advertisement in flight.
+ * Where single copies go by message its worker holds what comes early (rcoll_ucx_send_user):
+ * it counts as arrived for writes at once, with no reads that it would have to answer. */
 static bool net_arrived(shm_tl_t *s, int peer, uint64_t seq)
 {
+    if (rcoll_ucx_puts_by_message(s->net))
+        return true;
     advert_block_t *seen = &s->adv_seen[peer];
     if (atomic_load_explicit(&seen->line.value, memory_order_relaxed) >= seq)
         return true;
@@ -466,6 +470,7 @@ static rcoll_status_t net_enter(shm_tl_t *s, uint64_t seq, void *user_addr, size
     if (user_addr && user_len >= s->base.zcopy_threshold)
         st = rcoll_ucx_register(s->net, user_addr, user_len, &b->adv);
     rcoll_line_post(&b->line, seq); /* arrived, even without a buffer: peers then see why */
+    rcoll_ucx_deliver_held(s->net);
     return st;
 }
 
@@ -688,13 +693,7 @@ static rcoll_status_t shm_put_user(rcoll_tl_t *tl, int peer, uint64_t seq, unsig
 {
     shm_tl_t *s = (shm_tl_t *)tl;
     if (is_remote(s, peer)) {
-        const rcoll_ucx_advert_t *adv;
-        rcoll_status_t st = net_advert(s, peer, seq, &adv);
-        if (st == RCOLL_OK && rcoll_ucx_puts_by_message(s->net)) { /* data and signal, one message */
-            if (remote_offset + len > adv->len)
-                return rcoll_team_error(s->team, RCOLL_ERR_INVALID, "%s: write of %zu bytes at %zu "
-                                        "beyond the %llu bytes rank %d advertised", s->team->coll,
-                                        len, remote_offset, (unsigned long long)adv->len, peer);
+        if (rcoll_ucx_puts_by_message(s->net)) { /* data and signal, one message, no round trip */
             size_t block = advert_off(s, seq);
             return rcoll_ucx_send_user(s->net, peer, src, len, block + offsetof(advert_block_t, line),
                                        block + offsetof(advert_block_t, adv), seq, remote_offset,
@@ -702,6 +701,8 @@ static rcoll_status_t shm_put_user(rcoll_tl_t *tl, int peer, uint64_t seq, unsig
                                                                : signal_off(s, s->team->rank, seq),
                                        RCOLL_SIGNAL(seq, step));
         }
+        const rcoll_ucx_advert_t *adv;
+        rcoll_status_t st = net_advert(s, peer, seq, &adv);
         if (st == RCOLL_OK)
             st = rcoll_ucx_put_user(s->net, peer, src, len, adv, remote_offset);
         return net_put_done(s, peer, seq, step, st);

@@ -10,6 +10,14 @@
  * transport has it); the signal after them waits for their remote completion (an endpoint
  * flush on every rail used), which also orders the rails of a striped transfer.
  *
+ * Where UCX emulates RMA (its tcp transport) a single copy is one active message instead, sent
+ * at once, without first reading the receiver's advertisement (that read would be a round trip
+ * the receiver's worker must answer, and an arrival-ordered sweep repeats it until the peer
+ * has come: ~120 us per collective at np=4). The receiver places it if it has entered that
+ * collective, holds it until it does otherwise (a copy when small; from 64 KB the rendezvous
+ * request only, UCX then receiving the data into the buffer), and signal words only rise, so
+ * a held message that lands after a later signal of its sender cannot pull the word back.
+ *
  * Striping (RCOLL_RAILS=k, from RCOLL_RAIL_MIN = 64 KB on): the transfer is cut into k parts of
  * equal size rounded up to 4 KB (the last one shorter), part i on rail i. Each rail is its own
  * UCP endpoint to the peer's worker, with its own connection(s); UCX spreads each endpoint's
@@ -38,6 +46,11 @@
 #include "core/team.h"
 
 #define STRIPE_ALIGN 4096
+/* Single copies by message from this size on go rendezvous: the receiver takes the data when it
+ * has entered the collective (held until then: only the small request waits, not a receive
+ * segment of UCX's with the data in it). At np=4 over UCX tcp, 256 KB-1 MB alltoall and
+ * allgather took 2.0-2.4 ms forced against 2.6-2.9 ms with UCX's own choice (docs/tuning.md). */
+#define RNDV_MIN (64 * 1024)
 
 typedef struct {
     uintptr_t start, end;
@@ -65,6 +78,7 @@ struct rcoll_ucx_ctx {
     uint64_t clock, next_id;
     bool hooks;
     rcoll_reg_cache_stats_t stats;
+    struct parked *parked, **parked_tail; /* single copies held until their receiver enters */
 };
 
 typedef struct peer peer_t;
@@ -80,6 +94,16 @@ typedef struct {
     uint64_t signal; /* the signal word raised once the data is there (0: none) */
     uint64_t value;
 } am_user_t;
+
+/* A single copy that came before its receiver entered the collective (see am_put_user). */
+typedef struct parked {
+    struct parked *next;
+    am_user_t h;
+    void *data;
+    size_t length;
+    bool rndv; /* data is UCX's rendezvous descriptor (received later, or released), else our copy */
+} parked_t;
+static void release_held(rcoll_ucx_ctx_t *c, parked_t *p, bool delivered);
 
 typedef struct {
     uint64_t signal, value;
@@ -168,6 +192,11 @@ void rcoll_ucx_ctx_destroy(rcoll_ucx_ctx_t *c)
         if (c->reg[i].used)
             reg_drop(c, &c->reg[i]);
     free(c->reg);
+    while (c->parked) {
+        parked_t *p = c->parked;
+        c->parked = p->next;
+        release_held(c, p, false);
+    }
     free(c->areas);
     if (c->worker) { /* closed endpoints' leftovers (UCX discards them in the background) */
         uint64_t until = rcoll_now_ns() + 200000000ull;
@@ -186,7 +215,7 @@ void rcoll_ucx_ctx_destroy(rcoll_ucx_ctx_t *c)
     free(c);
 }
 
-/* A peer's write (see the top): sent eager, so the data is here, whole, in this call. */
+/* [addr, addr+len) lies in the area of a team alive in this process. */
 static bool in_live_area(const rcoll_ucx_ctx_t *c, uint64_t addr, size_t len)
 {
     for (int i = 0; i < c->nareas; i++)
@@ -195,6 +224,20 @@ static bool in_live_area(const rcoll_ucx_ctx_t *c, uint64_t addr, size_t len)
     return false;
 }
 
+/* Signal words only rise: a single copy held until its receiver entered may land after a later
+ * signal of the same sender (for a collective two ahead, on the same line parity) came. */
+static void raise_signal(uint64_t signal, uint64_t value)
+{
+    if (!signal)
+        return;
+    _Atomic uint64_t *word = (_Atomic uint64_t *)(uintptr_t)signal;
+    uint64_t seen = atomic_load_explicit(word, memory_order_relaxed);
+    while (seen < value && !atomic_compare_exchange_weak_explicit(word, &seen, value, memory_order_release,
+                                                                   memory_order_relaxed))
+        ;
+}
+
+/* A peer's write (see the top): sent eager, so the data is here, whole, in this call. */
 static ucs_status_t am_write(void *arg, const void *header, size_t header_length, void *data,
                              size_t length, const ucp_am_recv_param_t *param)
 {
@@ -210,8 +253,7 @@ static ucs_status_t am_write(void *arg, const void *header, size_t header_length
         return UCS_OK;
     if (length)
         memcpy((void *)(uintptr_t)h.dst, data, length);
-    if (h.signal)
-        atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)h.signal, h.value, memory_order_release);
+    raise_signal(h.signal, h.value);
     return UCS_OK;
 }
 
@@ -237,12 +279,6 @@ static bool shared_memory_only(void)
     return true;
 }
 
-static void raise_signal(uint64_t signal, uint64_t value)
-{
-    if (signal)
-        atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)signal, value, memory_order_release);
-}
-
 static void landed(void *request, ucs_status_t status, size_t length, void *user_data)
 {
     (void)length;
@@ -253,35 +289,27 @@ static void landed(void *request, ucs_status_t status, size_t length, void *user
     ucp_request_free(request);
 }
 
-/* A peer's single copy into my advertised buffer: small data is here, large data is received
- * straight into the buffer (UCX rendezvous); the signal follows once it has landed. */
-static ucs_status_t am_put_user(void *arg, const void *header, size_t header_length, void *data,
-                                size_t length, const ucp_am_recv_param_t *param)
+/* Delivers a message whose receiver has entered h->seq: small data is here, large data is
+ * received straight into the buffer (UCX rendezvous); the signal follows once it has landed.
+ * Returns false (nothing done) if it does not fit what was advertised: a sender that computed
+ * other offsets than this rank, whose wait then names it at the timeout. */
+static bool deliver(rcoll_ucx_ctx_t *c, const am_user_t *h, void *data, size_t length, bool rndv)
 {
-    rcoll_ucx_ctx_t *c = arg;
-    am_user_t h;
-    if (header_length != sizeof h)
-        return UCS_OK;
-    memcpy(&h, header, sizeof h);
-    if (!in_live_area(c, h.line, sizeof(uint64_t)) || !in_live_area(c, h.adv, sizeof(rcoll_ucx_advert_t)) ||
-        (h.signal && !in_live_area(c, h.signal, sizeof(uint64_t))))
-        return UCS_OK; /* for a team already destroyed here */
-    const rcoll_ucx_advert_t *a = (const rcoll_ucx_advert_t *)(uintptr_t)h.adv;
-    uint64_t entered = atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)h.line, memory_order_acquire);
-    if (entered != h.seq || h.offset + length > a->len || h.offset + length < h.offset)
-        return UCS_OK; /* the sender waited for this advertisement: cannot happen */
-    void *dst = (void *)(uintptr_t)(a->addr + h.offset);
-    if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+    const rcoll_ucx_advert_t *a = (const rcoll_ucx_advert_t *)(uintptr_t)h->adv;
+    if (h->offset + length > a->len || h->offset + length < h->offset)
+        return false;
+    void *dst = (void *)(uintptr_t)(a->addr + h->offset);
+    if (!rndv) {
         if (length)
             memcpy(dst, data, length);
-        raise_signal(h.signal, h.value);
-        return UCS_OK;
+        raise_signal(h->signal, h->value);
+        return true;
     }
     landing_t *l = malloc(sizeof *l);
     if (!l)
-        return UCS_OK; /* the sender's wait then fails at its timeout */
-    l->signal = h.signal;
-    l->value = h.value;
+        return false; /* the sender's wait then fails at its timeout */
+    l->signal = h->signal;
+    l->value = h->value;
     ucp_request_param_t prm;
     memset(&prm, 0, sizeof prm);
     prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
@@ -293,7 +321,83 @@ static ucs_status_t am_put_user(void *arg, const void *header, size_t header_len
             raise_signal(l->signal, l->value);
         free(l);
     }
-    return UCS_OK;
+    return true;
+}
+
+/* Where a message for h->seq stands: < 0 for a collective already left (or a team gone), 0 not
+ * yet entered, > 0 entered. */
+static int receiver_state(const rcoll_ucx_ctx_t *c, const am_user_t *h)
+{
+    if (!in_live_area(c, h->line, sizeof(uint64_t)) ||
+        !in_live_area(c, h->adv, sizeof(rcoll_ucx_advert_t)) ||
+        (h->signal && !in_live_area(c, h->signal, sizeof(uint64_t))))
+        return -1;
+    uint64_t entered = atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)h->line, memory_order_acquire);
+    return entered == h->seq ? 1 : entered < h->seq ? 0 : -1;
+}
+
+static void release_held(rcoll_ucx_ctx_t *c, parked_t *p, bool delivered)
+{
+    if (!p->rndv)
+        free(p->data);
+    else if (!delivered)
+        ucp_am_data_release(c->worker, p->data);
+    free(p);
+}
+
+/* A peer's single copy into my advertised buffer for collective h.seq. The sender does not
+ * wait for my advertisement (over an emulated-RMA transport each look at it is a round trip my
+ * worker must answer): a message that comes before I have entered h.seq is held -- a copy of
+ * small data, or UCX's rendezvous descriptor with the transfer not yet started -- and delivered
+ * when I enter (rcoll_ucx_deliver_held). One for a collective I have left is dropped. */
+static ucs_status_t am_put_user(void *arg, const void *header, size_t header_length, void *data,
+                                size_t length, const ucp_am_recv_param_t *param)
+{
+    rcoll_ucx_ctx_t *c = arg;
+    am_user_t h;
+    if (header_length != sizeof h)
+        return UCS_OK;
+    memcpy(&h, header, sizeof h);
+    bool rndv = param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV;
+    int state = receiver_state(c, &h);
+    if (state > 0)
+        deliver(c, &h, data, length, rndv);
+    if (state != 0)
+        return UCS_OK;
+    parked_t *p = calloc(1, sizeof *p);
+    void *copy = rndv || !length ? NULL : malloc(length);
+    if (!p || (!rndv && length && !copy)) {
+        free(p);
+        free(copy);
+        return UCS_OK; /* out of memory: the sender's wait fails at its timeout */
+    }
+    p->h = h;
+    p->length = length;
+    p->rndv = rndv;
+    p->data = rndv ? data : copy;
+    if (copy)
+        memcpy(copy, data, length);
+    *c->parked_tail = p;
+    c->parked_tail = &p->next;
+    return rndv ? UCS_INPROGRESS : UCS_OK;
+}
+
+void rcoll_ucx_deliver_held(rcoll_ucx_t *u)
+{
+    rcoll_ucx_ctx_t *c = u->c;
+    parked_t **pp = &c->parked;
+    while (*pp) {
+        parked_t *p = *pp;
+        int state = receiver_state(c, &p->h);
+        if (state == 0) {
+            pp = &p->next;
+            continue;
+        }
+        bool delivered = state > 0 && deliver(c, &p->h, p->data, p->length, p->rndv);
+        *pp = p->next;
+        release_held(c, p, delivered);
+    }
+    c->parked_tail = pp;
 }
 
 /* RCOLL_UCX_PUT=am|rma, or by UCX_TLS: tcp without an RDMA transport means UCX emulates RMA
@@ -319,6 +423,7 @@ static rcoll_status_t ctx_create(struct rcoll_team *t, rcoll_ucx_ctx_t **out)
     rcoll_ucx_ctx_t *c = calloc(1, sizeof *c);
     if (!c)
         return rcoll_team_error(t, RCOLL_ERR_NOMEM, "ucx transport: out of memory");
+    c->parked_tail = &c->parked;
     /* UCX's tcp transport moves data in segments of 8 KB by default: every large message then
      * costs a system call per 8 KB on each side. 2 MB segments (unless the user chose) made
      * allgather over UCX tcp at np=4 0.5-0.65x Open MPI's tcp from 32 KB to 1 MB, against
@@ -734,6 +839,10 @@ rcoll_status_t rcoll_ucx_send_user(rcoll_ucx_t *u, int peer, const void *src, si
     h->signal = signal_off == RCOLL_UCX_NO_SIGNAL ? 0 : p->area_addr + signal_off;
     h->value = value;
     ucp_request_param_t prm = op_param(o);
+    if (len >= RNDV_MIN) {
+        prm.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+        prm.flags = UCP_AM_SEND_FLAG_RNDV;
+    }
     ucs_status_ptr_t r = ucp_am_send_nbx(p->ep[0], AM_PUT_USER, h, sizeof *h, src, len, &prm);
     return wait_op(u, p, r, o, "single copy to");
 }

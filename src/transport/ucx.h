@@ -60,13 +60,18 @@ rcoll_status_t rcoll_ucx_write(rcoll_ucx_t *u, int peer, const void *src, size_t
 rcoll_status_t rcoll_ucx_put_user(rcoll_ucx_t *u, int peer, const void *src, size_t len,
                                   const rcoll_ucx_advert_t *adv, size_t offset);
 /* The same as one active message (for transports that emulate RMA, see
- * rcoll_ucx_puts_by_message): the peer's worker checks that its advertisement line (at
- * line_off, advertisement at adv_off) shows seq, receives the data straight into that buffer
- * at `offset` (UCX rendezvous when large) and raises its signal word after. No key, no flush. */
+ * rcoll_ucx_puts_by_message), sent without waiting for the peer's advertisement: the peer's
+ * worker receives the data straight into the buffer it advertised for seq (advertisement line
+ * at line_off, advertisement at adv_off) at `offset` (UCX rendezvous when large), holding it
+ * until the peer enters seq if it came before, and raises its signal word after. No key, no
+ * flush, no round trip. */
 rcoll_status_t rcoll_ucx_send_user(rcoll_ucx_t *u, int peer, const void *src, size_t len,
                                    size_t line_off, size_t adv_off, uint64_t seq, size_t offset,
                                    size_t signal_off, uint64_t value);
 bool rcoll_ucx_puts_by_message(const rcoll_ucx_t *u);
+/* This rank has just entered a collective (its advertisement line raised): single copies that
+ * came for it before are delivered now (see rcoll_ucx_send_user). */
+void rcoll_ucx_deliver_held(rcoll_ucx_t *u);
 /* RMA puts to `peer` so far land before anything written after. */
 rcoll_status_t rcoll_ucx_fence(rcoll_ucx_t *u, int peer);
 /* Reads, complete on return. */

@@ -21,7 +21,9 @@
  *               must stay in the collective until the reader tells it (a signal) it is done.
  * - signal:     raise the signal only.
  * - events:     what a rank can wait for: a signal from a source, a peer's arrival (its
- *               advertisement), the release word of a root (one-step release every rank polls).
+ *               advertisement; it tells that put_user to the peer may go, so a transport that
+ *               holds early writes for their receiver reports it at once), the release word of
+ *               a root (one-step release every rank polls).
  *
  * An algorithm never names a transport; a transport never knows which collective it serves. */
 #ifndef RCOLL_TRANSPORT_H

@@ -345,10 +345,31 @@ static void release_held(rcoll_ucx_ctx_t *c, parked_t *p, bool delivered)
     free(p);
 }
 
+/* Keeps a message that came before its receiver entered, in arrival order: a copy of small
+ * data, or UCX's rendezvous descriptor (UCS_INPROGRESS: UCX keeps it for us). */
+static ucs_status_t hold(rcoll_ucx_ctx_t *c, const am_user_t *h, void *data, size_t length, bool rndv)
+{
+    parked_t *p = calloc(1, sizeof *p);
+    void *copy = rndv || !length ? NULL : malloc(length);
+    if (!p || (!rndv && length && !copy)) {
+        free(p);
+        free(copy);
+        return UCS_OK; /* out of memory: the sender's wait fails at its timeout */
+    }
+    if (copy)
+        memcpy(copy, data, length);
+    p->h = *h;
+    p->length = length;
+    p->rndv = rndv;
+    p->data = rndv ? data : copy;
+    *c->parked_tail = p;
+    c->parked_tail = &p->next;
+    return rndv ? UCS_INPROGRESS : UCS_OK;
+}
+
 /* A peer's single copy into my advertised buffer for collective h.seq. The sender does not
  * wait for my advertisement (over an emulated-RMA transport each look at it is a round trip my
- * worker must answer): a message that comes before I have entered h.seq is held -- a copy of
- * small data, or UCX's rendezvous descriptor with the transfer not yet started -- and delivered
+ * worker must answer): a message that comes before I have entered h.seq is held and delivered
  * when I enter (rcoll_ucx_deliver_held). One for a collective I have left is dropped. */
 static ucs_status_t am_put_user(void *arg, const void *header, size_t header_length, void *data,
                                 size_t length, const ucp_am_recv_param_t *param)
@@ -360,26 +381,11 @@ static ucs_status_t am_put_user(void *arg, const void *header, size_t header_len
     memcpy(&h, header, sizeof h);
     bool rndv = param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV;
     int state = receiver_state(c, &h);
+    if (state == 0)
+        return hold(c, &h, data, length, rndv);
     if (state > 0)
         deliver(c, &h, data, length, rndv);
-    if (state != 0)
-        return UCS_OK;
-    parked_t *p = calloc(1, sizeof *p);
-    void *copy = rndv || !length ? NULL : malloc(length);
-    if (!p || (!rndv && length && !copy)) {
-        free(p);
-        free(copy);
-        return UCS_OK; /* out of memory: the sender's wait fails at its timeout */
-    }
-    p->h = h;
-    p->length = length;
-    p->rndv = rndv;
-    p->data = rndv ? data : copy;
-    if (copy)
-        memcpy(copy, data, length);
-    *c->parked_tail = p;
-    c->parked_tail = &p->next;
-    return rndv ? UCS_INPROGRESS : UCS_OK;
+    return UCS_OK;
 }
 
 void rcoll_ucx_deliver_held(rcoll_ucx_t *u)

@@ -74,8 +74,7 @@ const unsigned char *gs_block_data(rcoll_args_t *a, int source, size_t bytes)
 
 int gs_collect_block(rcoll_args_t *a, void *ctx, int r)
 {
-    (void)ctx;
-    rcoll_event_t ev = rcoll_ev_signal(r, a->seq, 0);
+    rcoll_event_t ev = gs_block_signal(a, ctx, r);
     if (!a->tl->ops->test(a->tl, &ev))
         return 0;
     const unsigned char *data = gs_block_data(a, r, a->bytes);

@@ -351,7 +351,7 @@ static rcoll_status_t pause_on_line(shm_tl_t *s, rcoll_waiter_t *w, rcoll_line_t
         bounce_progress(s);
     /* While waiting for a local peer, serve the network too; if it brought something, look
      * again before yielding. */
-    if (s->net && !remote && rcoll_ucx_progress(s->net)) {
+    if (s->net && !remote && rcoll_ucx_look(s->net)) {
         st = rcoll_waiter_progressed(w);
         return st == RCOLL_OK ? st : rcoll_team_wait_failed(s->team, st, who, rank_arrived, rank_gone, s);
     }

@@ -582,6 +582,8 @@ unsigned rcoll_ucx_progress(rcoll_ucx_t *u)
     return n;
 }
 
+unsigned rcoll_ucx_look(rcoll_ucx_t *u) { return ucp_worker_progress(u->c->worker); }
+
 bool rcoll_ucx_peer_failed(const rcoll_ucx_t *u, int peer) { return u->peer[peer].failed; }
 
 rcoll_status_t rcoll_ucx_pause(rcoll_ucx_t *u, rcoll_waiter_t *w)
@@ -589,7 +591,7 @@ rcoll_status_t rcoll_ucx_pause(rcoll_ucx_t *u, rcoll_waiter_t *w)
     /* Something came in: the caller looks again at once. A yield here would hand the core to a
      * core-mate with what we wait for perhaps already here, a sleep would last a whole slice
      * (nothing more comes to wake it). */
-    if (rcoll_ucx_progress(u))
+    if (rcoll_ucx_look(u))
         return rcoll_waiter_progressed(w);
     int fd = u->c->efd;
     /* Armed: nothing is pending and the descriptor will tell when something comes. Busy:

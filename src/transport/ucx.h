@@ -85,6 +85,11 @@ int rcoll_ucx_poll(rcoll_ucx_t *u, int peer, void *dst, size_t len, size_t area_
 rcoll_status_t rcoll_ucx_quiet(rcoll_ucx_t *u);
 /* Runs the worker until it has nothing more to do; returns how much it did (0: nothing). */
 unsigned rcoll_ucx_progress(rcoll_ucx_t *u);
+/* One look at the worker (over tcp: one epoll_wait, and a read per socket with data); returns
+ * how much it did. A wait calls this once per pause and then looks at what it waits for:
+ * running the worker dry costs one more empty epoll_wait per arrival, about 10% of a small
+ * collective where four ranks share two cores (docs/tuning.md). */
+unsigned rcoll_ucx_look(rcoll_ucx_t *u);
 /* One pause of a wait for something a remote peer writes (spin, yield, or sleep on the
  * worker's event descriptor). */
 rcoll_status_t rcoll_ucx_pause(rcoll_ucx_t *u, rcoll_waiter_t *w);

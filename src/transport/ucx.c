@@ -15,7 +15,7 @@
  * the receiver's worker must answer, and an arrival-ordered sweep repeats it until the peer
  * has come: ~120 us per collective at np=4). The receiver places it if it has entered that
  * collective, holds it until it does otherwise (a copy when small; from 64 KB the rendezvous
- * request only, UCX then receiving the data into the buffer), and signal words only rise, so
+ * request only, UCX then placing the data in the buffer), and signal words only rise, so
  * a held message that lands after a later signal of its sender cannot pull the word back.
  *
  * Striping (RCOLL_RAILS=k, from RCOLL_RAIL_MIN = 64 KB on): the transfer is cut into k parts of
@@ -290,7 +290,8 @@ static void landed(void *request, ucs_status_t status, size_t length, void *user
 }
 
 /* Delivers a message whose receiver has entered h->seq: small data is here, large data is
- * received straight into the buffer (UCX rendezvous); the signal follows once it has landed.
+ * received by UCX into the buffer (rendezvous; over tcp UCX 1.13 still reads it into its own
+ * segment and copies it, docs/tuning.md); the signal follows once it has landed.
  * Returns false (nothing done) if it does not fit what was advertised: a sender that computed
  * other offsets than this rank, whose wait then names it at the timeout. */
 static bool deliver(rcoll_ucx_ctx_t *c, const am_user_t *h, void *data, size_t length, bool rndv)
@@ -408,7 +409,7 @@ void rcoll_ucx_deliver_held(rcoll_ucx_t *u)
 
 /* RCOLL_UCX_PUT=am|rma, or by UCX_TLS: tcp without an RDMA transport means UCX emulates RMA
  * with messages (each put answered by a completion, a flush a round trip), and a single copy
- * goes better as one active message UCX receives straight into the buffer. */
+ * goes better as one active message that UCX places in the buffer. */
 static bool rma_emulated(void)
 {
     const char *how = getenv("RCOLL_UCX_PUT");

@@ -61,7 +61,7 @@ rcoll_status_t rcoll_ucx_put_user(rcoll_ucx_t *u, int peer, const void *src, siz
                                   const rcoll_ucx_advert_t *adv, size_t offset);
 /* The same as one active message (for transports that emulate RMA, see
  * rcoll_ucx_puts_by_message), sent without waiting for the peer's advertisement: the peer's
- * worker receives the data straight into the buffer it advertised for seq (advertisement line
+ * worker places the data in the buffer it advertised for seq (advertisement line
  * at line_off, advertisement at adv_off) at `offset` (UCX rendezvous when large), holding it
  * until the peer enters seq if it came before, and raises its signal word after. No key, no
  * flush, no round trip. */

@@ -70,7 +70,7 @@ typedef struct {
 _Static_assert(sizeof(advert_block_t) <= RCOLL_UCX_POLL_MAX, "an advertisement is polled whole");
 
 /* Lines of mine that a rank on another node raises for me: it cannot make me poll its own. */
-enum { VIEW_RELEASE = 0, VIEW_FIN = 1, VIEW_LINES = 2 };
+enum { VIEW_RELEASE = 0, VIEW_FIN = 1, VIEW_HELLO = 2, VIEW_LINES = 3 };
 
 /* A publication of a rank on another node, pushed whole (with the news) when it fits: then
  * nobody has to read the publisher's outbox, which over UCX's tcp only the publisher's own
@@ -861,27 +861,55 @@ static void shm_release(rcoll_tl_t *tl, uint64_t seq)
             net_post(s, peer, view_off(s, s->team->rank, VIEW_RELEASE), seq, NULL, 0, false);
 }
 
-/* Before the connections go: every rank on another node is told that this one is done with
- * the team (after everything it sent, on the same connection), and is waited for in turn
- * (bounded: a peer that exited or never comes is left after at most 10 s). Only then is
- * nothing owed either way, and nothing of mine still in flight when the endpoints close. */
+/* Did this rank and `peer` (on another node) ever reach each other? Either side's first
+ * contact raised the other's hello line (rcoll_ucx_hello_at). */
+static bool net_linked(shm_tl_t *s, int peer)
+{
+    return rcoll_ucx_contacted(s->net, peer) || rcoll_line_reached(view_line(s, peer, VIEW_HELLO), 1);
+}
+
+/* My goodbye to a linked peer, once: after everything I sent it, on the same connection. */
+static void net_goodbye(shm_tl_t *s, int peer, bool *said)
+{
+    if (said[peer] || !net_linked(s, peer) || peer_gone(s, peer))
+        return;
+    said[peer] = true;
+    if (rcoll_ucx_fence(s->net, peer) == RCOLL_OK)
+        net_post(s, peer, view_off(s, s->team->rank, VIEW_FIN), 1, NULL, 0, false);
+}
+
+/* Before the connections go: every rank on another node that this one reached, or that reached
+ * it, is told that this one is done with the team, and is waited for in turn (bounded: a peer
+ * that exited or never comes is left after at most 10 s). Only then is nothing owed either
+ * way, and nothing of mine still in flight when the endpoints close. Ranks never linked are
+ * left alone: connecting to one now would serve nothing, and a connection to a process that
+ * is exiting can make UCX 1.13's tcp transport assert (and abort this process) when the
+ * peer's listening socket accepts, then resets (docs/design.md). A hello still in flight when
+ * this rank looks is answered while it waits for the others; if it waits for none, the peer
+ * waits for its goodbye until the bound. */
 static void net_finish(shm_tl_t *s)
 {
-    int me = s->team->rank;
+    bool *said = calloc((size_t)s->team->size, sizeof *said);
+    if (!said)
+        return;
     for (int peer = 0; peer < s->team->size; peer++)
-        if (is_remote(s, peer) && !peer_gone(s, peer) &&
-            rcoll_ucx_fence(s->net, peer) == RCOLL_OK)
-            net_post(s, peer, view_off(s, me, VIEW_FIN), 1, NULL, 0, false);
+        if (is_remote(s, peer))
+            net_goodbye(s, peer, said);
     uint64_t limit = s->team->wait.timeout_ns && s->team->wait.timeout_ns < 10000000000ull
                          ? s->team->wait.timeout_ns : 10000000000ull;
     uint64_t until = rcoll_now_ns() + limit;
     for (int peer = 0; peer < s->team->size; peer++) {
-        while (is_remote(s, peer) && !rcoll_line_reached(view_line(s, peer, VIEW_FIN), 1) &&
-               !peer_gone(s, peer) && rcoll_now_ns() < until) {
+        while (is_remote(s, peer) && said[peer] &&
+               !rcoll_line_reached(view_line(s, peer, VIEW_FIN), 1) && !peer_gone(s, peer) &&
+               rcoll_now_ns() < until) {
             rcoll_ucx_progress(s->net);
+            for (int other = 0; other < s->team->size; other++)
+                if (is_remote(s, other))
+                    net_goodbye(s, other, said);
             sched_yield();
         }
     }
+    free(said);
 }
 
 static void shm_destroy(rcoll_tl_t *tl)
@@ -1116,6 +1144,8 @@ rcoll_status_t rcoll_shm_create(struct rcoll_team *t, const rcoll_oob_t *oob, rc
     st = agree(s, oob, err, cma_ok, created, leader);
     if (st == RCOLL_OK && t->node_count > 1) /* all ranks agree: all take part */
         st = rcoll_ucx_create(t, oob, s->area[s->my_index], s->area_bytes, &s->net);
+    if (st == RCOLL_OK && s->net)
+        rcoll_ucx_hello_at(s->net, view_off(s, t->rank, VIEW_HELLO) + offsetof(rcoll_line_t, value));
     if (st != RCOLL_OK) {
         shm_destroy(&s->base);
         return st;

@@ -155,6 +155,7 @@ struct rcoll_ucx {
     unsigned char *blobs;     /* every rank's worker address and area key */
     ucp_mem_h area_memh;
     long outstanding;         /* puts not yet completed locally */
+    size_t hello_off;         /* word in a peer's area raised on first contact (0: none) */
     reg_entry_t call_reg;     /* without a cache: this call's registration */
 };
 
@@ -587,6 +588,13 @@ unsigned rcoll_ucx_look(rcoll_ucx_t *u) { return ucp_worker_progress(u->c->worke
 
 bool rcoll_ucx_peer_failed(const rcoll_ucx_t *u, int peer) { return u->peer[peer].failed; }
 
+bool rcoll_ucx_contacted(const rcoll_ucx_t *u, int peer)
+{
+    return u->peer[peer].ep && u->peer[peer].ep[0];
+}
+
+void rcoll_ucx_hello_at(rcoll_ucx_t *u, size_t signal_off) { u->hello_off = signal_off; }
+
 rcoll_status_t rcoll_ucx_pause(rcoll_ucx_t *u, rcoll_waiter_t *w)
 {
     /* Something came in: the caller looks again at once. A yield here would hand the core to a
@@ -663,10 +671,35 @@ static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t status)
     ((peer_t *)arg)->failed = true;
 }
 
+/* First contact: the peer's hello word rises, ahead of everything else sent to it on rail 0,
+ * so that it knows at team destruction that this rank waits for its goodbye
+ * (rcoll_ucx_contacted). Nothing waits for it; its record goes with its callback. */
+static void say_hello(rcoll_ucx_t *u, peer_t *p)
+{
+    op_t *o = u->hello_off ? op_new() : NULL;
+    if (!o)
+        return;
+    o->header.dst = 0;
+    o->header.signal = p->area_addr + u->hello_off;
+    o->header.value = 1;
+    ucp_request_param_t prm = op_param(o);
+    prm.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+    prm.flags = UCP_AM_SEND_FLAG_EAGER;
+    ucs_status_ptr_t r = ucp_am_send_nbx(p->ep[0], AM_WRITE, &o->header, sizeof o->header, NULL, 0, &prm);
+    if (UCS_PTR_IS_ERR(r))
+        p->failed = true;
+    op_drop(o, r && !UCS_PTR_IS_ERR(r));
+}
+
 static rcoll_status_t rail_ready(rcoll_ucx_t *u, peer_t *p, int rail)
 {
     if (p->ep[rail])
         return RCOLL_OK;
+    if (rail > 0) { /* rail 0 first: it carries the hello */
+        rcoll_status_t st = rail_ready(u, p, 0);
+        if (st != RCOLL_OK)
+            return st;
+    }
     if (p->failed)
         return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: rank %d is gone (UCX)",
                          u->team->coll ? u->team->coll : "ucx", p->rank);
@@ -706,6 +739,8 @@ static rcoll_status_t rail_ready(rcoll_ucx_t *u, peer_t *p, int rail)
         return set_error(u, RCOLL_ERR_SYSTEM, "ucx transport: rank %d unreachable from rank %d: %s",
                          p->rank, u->team->rank, ucs_status_string(us));
     }
+    if (rail == 0)
+        say_hello(u, p);
     return RCOLL_OK;
 }
 

@@ -95,6 +95,11 @@ unsigned rcoll_ucx_look(rcoll_ucx_t *u);
 rcoll_status_t rcoll_ucx_pause(rcoll_ucx_t *u, rcoll_waiter_t *w);
 /* UCX reported the connection to this peer broken. */
 bool rcoll_ucx_peer_failed(const rcoll_ucx_t *u, int peer);
+/* This rank has an endpoint to the peer (it reached it at least once). */
+bool rcoll_ucx_contacted(const rcoll_ucx_t *u, int peer);
+/* On first contact with a peer, raise to 1 the 64-bit word at signal_off in the peer's area
+ * (this rank's own word there): the peer then knows it was contacted. */
+void rcoll_ucx_hello_at(rcoll_ucx_t *u, size_t signal_off);
 
 /* Counters of the context's registration cache. */
 void rcoll_ucx_cache_stats(const rcoll_ucx_ctx_t *c, rcoll_reg_cache_stats_t *out);

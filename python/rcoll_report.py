@@ -10,8 +10,11 @@ Ratios are always rcoll Max / native Max of the same run: both were measured int
 by size, so machine noise hits both alike. rcoll-bench writes impl "rcoll" both for the automatic
 choice and for forced algorithms; its "forced" key tells them apart (files without it: per size,
 the first rcoll record of a file is the automatic one, as rcoll-bench runs impls in command-line
-order, `rcoll` before `rcoll:<algo>`). A second native record for the same size starts a new run,
-which replaces the earlier one. Records with an "error" key are failed checks (rcoll error or
+order, `rcoll` before `rcoll:<algo>`). A second native record for the same size starts a new run
+(repeated runs of one label: several files, or one file appended to): the run whose ratio of
+the automatic choice is the median stands for the size (the lower of the two middle ones for
+an even count), and its table row also gives the lowest and highest ratio of the runs. A run
+with a failed check stands instead, so that no failure hides behind a median. Records with an "error" key are failed checks (rcoll error or
 wrong data): they show as FAILED in their table and are listed in the report's Failures section.
 Rooted collectives are grouped by their "root" (a rank or "rotate"), the v-forms by "skewed".
 """
@@ -101,10 +104,13 @@ class Point:
         self.native = None
         self.auto = None
         self.forced = OrderedDict()  # algo -> record
+        self.runs = []  # earlier runs: (native, auto, forced)
+        self.run_ratios = []  # the automatic choice's ratio in each run, once finished
 
     def add(self, rec):
         if rec["impl"] == "native":
-            if self.native is not None:  # a later run appended to the same file: it wins
+            if self.native is not None:  # a new run of the same point
+                self.runs.append((self.native, self.auto, self.forced))
                 self.auto = None
                 self.forced = OrderedDict()
             self.native = rec
@@ -116,6 +122,25 @@ class Point:
             self.forced[rec["algo"]] = rec
         else:
             self.auto = rec
+
+    def finish(self):
+        """After the last record: one run stands for the point (see the module text)."""
+        if not self.runs:
+            return
+        runs = self.runs + [(self.native, self.auto, self.forced)]
+        self.runs = []
+        scored = sorted((ratio(a, n), i) for i, (n, a, _) in enumerate(runs)
+                        if ratio(a, n) is not None)
+        self.run_ratios = [r for r, _ in scored]
+        bad = [i for i, (n, a, f) in enumerate(runs)
+               if any(failed(rec) for rec in [n, a, *f.values()])]
+        if bad:
+            pick = bad[-1]
+        elif scored:
+            pick = scored[(len(scored) - 1) // 2][1]
+        else:
+            pick = len(runs) - 1
+        self.native, self.auto, self.forced = runs[pick]
 
 
 def coll_rank(coll):
@@ -134,6 +159,9 @@ def group(labelled_records):
             key = (label, rec["coll"], variant_of(rec), int(rec["np"]))
             g = groups.setdefault(key, {"ppn": rec["ppn"], "points": {}})
             g["points"].setdefault(int(rec["bytes"]), Point()).add(rec)
+    for g in groups.values():
+        for p in g["points"].values():
+            p.finish()
 
     def order(key):
         label, coll, variant, np_ = key
@@ -189,8 +217,12 @@ def table_lines(points):
         algo = p.auto["algo"] if p.auto else "-"
         if failed(p.auto):
             algo += " (failed check, see Failures)"
+        spread = ""
+        if len(p.run_ratios) > 1:
+            spread = (f" ({p.run_ratios[0]:.2f}-{p.run_ratios[-1]:.2f} in "
+                      f"{len(p.run_ratios)} runs)")
         lines.append(f"| {fmt_bytes(nbytes)} | {fmt_us(p.native)} | {fmt_us(p.auto)} | {algo} | "
-                     f"{fmt_ratio(r)} |")
+                     f"{fmt_ratio(r)}{spread} |")
         for algo, rec in p.forced.items():
             note = "forced, failed check" if failed(rec) else "forced"
             lines.append(f"| {fmt_bytes(nbytes)} | | {fmt_us(rec)} | {algo} ({note}) | "

@@ -7,7 +7,8 @@
 # OSU-style output, .err: stderr), then OUT_DIR/report.md and plots.
 # Across nodes (emulated: every rank its own node, UCX tcp) against Open MPI over its tcp BTL at
 # np=4: barrier, allgather, alltoall; and allgather 32 KB with fresh buffers, with and without the
-# registration cache (RCOLL_BENCH_INTERNODE=0 skips these).
+# registration cache (RCOLL_BENCH_INTERNODE=0 skips these). The comparison runs
+# RCOLL_BENCH_INTERNODE_RUNS times (default 3; the report shows the median run per size).
 # Usage: scripts/run_benchmarks.sh BUILD_DIR OUT_DIR
 # Environment: RCOLL_BENCH_COLLS (default barrier,allgather,alltoall,bcast,gather,scatter; any
 # list rcoll-bench --coll takes), RCOLL_BENCH_SIZES (1:1048576), RCOLL_BENCH_ITERS (default
@@ -71,9 +72,12 @@ if [ -x "$build/rcoll-bench" ] && [ "${RCOLL_BENCH_INTERNODE:-1}" = 1 ]; then
          --mca pml ob1 -x RCOLL_PPN=1 -x UCX_TLS=tcp)
     saved=("${common[@]}")
     common=(--coll "${RCOLL_BENCH_INTERNODE_COLLS:-barrier,allgather,alltoall}" --impl native,rcoll -m "$sizes")
-    run openmpi-tcp 4 "${RCOLL_BENCH_INTERNODE_ITERS:-1000}" "$warm" "${tcp[@]}" "$build/rcoll-bench"
-    labels+=(--label "openmpi-tcp=$out/raw/openmpi-tcp-np4.jsonl")
-    notes+=(--note "openmpi-tcp: nodes emulated on this machine, every rank its own node (RCOLL_PPN=1): rcoll's traffic all over UCX tcp (UCX_TLS=tcp), native Open MPI with '--mca btl tcp,self --mca pml ob1' (its shared memory off); ppn in its table titles counts ranks per machine.")
+    runs=${RCOLL_BENCH_INTERNODE_RUNS:-3}
+    for ((k = 1; k <= runs; k++)); do
+        run "openmpi-tcp-run$k" 4 "${RCOLL_BENCH_INTERNODE_ITERS:-1000}" "$warm" "${tcp[@]}" "$build/rcoll-bench"
+        labels+=(--label "openmpi-tcp=$out/raw/openmpi-tcp-run$k-np4.jsonl")
+    done
+    notes+=(--note "openmpi-tcp: nodes emulated on this machine, every rank its own node (RCOLL_PPN=1): rcoll's traffic all over UCX tcp (UCX_TLS=tcp), native Open MPI with '--mca btl tcp,self --mca pml ob1' (its shared memory off); ppn in its table titles counts ranks per machine. $runs runs, each interleaving native and rcoll size by size: per size the run with the median ratio is shown, with the lowest and highest ratio of the runs beside it.")
     for cache in 64 0; do
         common=(--coll allgather --impl native,rcoll -m 32768:32768 --no-reuse)
         run "noreuse-cache$cache" 4 "${RCOLL_BENCH_INTERNODE_ITERS:-1000}" "$warm" "${tcp[@]}" \

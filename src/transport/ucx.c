@@ -671,6 +671,15 @@ static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t status)
     ((peer_t *)arg)->failed = true;
 }
 
+/* The write message of record o (its header set) with len bytes from src, on rail 0. */
+static ucs_status_ptr_t send_write(peer_t *p, op_t *o, const void *src, size_t len)
+{
+    ucp_request_param_t prm = op_param(o);
+    prm.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+    prm.flags = UCP_AM_SEND_FLAG_EAGER;
+    return ucp_am_send_nbx(p->ep[0], AM_WRITE, &o->header, sizeof o->header, src, len, &prm);
+}
+
 /* First contact: the peer's hello word rises, ahead of everything else sent to it on rail 0,
  * so that it knows at team destruction that this rank waits for its goodbye
  * (rcoll_ucx_contacted). Nothing waits for it; its record goes with its callback. */
@@ -682,10 +691,7 @@ static void say_hello(rcoll_ucx_t *u, peer_t *p)
     o->header.dst = 0;
     o->header.signal = p->area_addr + u->hello_off;
     o->header.value = 1;
-    ucp_request_param_t prm = op_param(o);
-    prm.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
-    prm.flags = UCP_AM_SEND_FLAG_EAGER;
-    ucs_status_ptr_t r = ucp_am_send_nbx(p->ep[0], AM_WRITE, &o->header, sizeof o->header, NULL, 0, &prm);
+    ucs_status_ptr_t r = send_write(p, o, NULL, 0);
     if (UCS_PTR_IS_ERR(r))
         p->failed = true;
     op_drop(o, r && !UCS_PTR_IS_ERR(r));
@@ -822,12 +828,7 @@ rcoll_status_t rcoll_ucx_write(rcoll_ucx_t *u, int peer, const void *src, size_t
         memcpy(o->buf, src, len);
         src = o->buf;
     }
-    ucp_request_param_t prm = op_param(o);
-    prm.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
-    prm.flags = UCP_AM_SEND_FLAG_EAGER;
-    ucs_status_ptr_t r = ucp_am_send_nbx(p->ep[0], AM_WRITE, &o->header, sizeof o->header, src,
-                                         len, &prm);
-    return wait_op(u, p, r, o, "write to");
+    return wait_op(u, p, send_write(p, o, src, len), o, "write to");
 }
 
 /* A transfer that would pass the end of what the peer advertised: refused, with why. */

@@ -868,13 +868,14 @@ static bool net_linked(shm_tl_t *s, int peer)
     return rcoll_ucx_contacted(s->net, peer) || rcoll_line_reached(view_line(s, peer, VIEW_HELLO), 1);
 }
 
-/* My goodbye to a linked peer, once: after everything I sent it, on the same connection. */
+/* My goodbye to a linked peer, once: after everything I sent it, on the same connection (a
+ * peer found gone is settled too, and not looked at again). */
 static void net_goodbye(shm_tl_t *s, int peer, bool *said)
 {
-    if (said[peer] || !net_linked(s, peer) || peer_gone(s, peer))
+    if (said[peer] || !net_linked(s, peer))
         return;
     said[peer] = true;
-    if (rcoll_ucx_fence(s->net, peer) == RCOLL_OK)
+    if (!peer_gone(s, peer) && rcoll_ucx_fence(s->net, peer) == RCOLL_OK)
         net_post(s, peer, view_off(s, s->team->rank, VIEW_FIN), 1, NULL, 0, false);
 }
 

@@ -268,9 +268,7 @@ static rcoll_status_t team_setup(struct rcoll_team *t, const rcoll_oob_t *oob)
     free(info);
     if (st != RCOLL_OK)
         return st;
-    rcoll_wait_policy_init(&t->wait, &t->ctx->cfg, t->host_size, t->host_cores);
-    if (t->node_count > 1) /* network writes wake no sleeper: sleep in short slices */
-        t->wait.block_slice_ns = 100 * 1000;
+    rcoll_wait_policy_init(&t->wait, &t->ctx->cfg, t->host_size, t->host_cores, t->node_count > 1);
     st = rcoll_shm_create(t, oob, &t->tl); /* with ucx to the other nodes (node_count > 1) */
     t->ctx->teams_created++;
     if (st == RCOLL_OK)

@@ -39,14 +39,15 @@ uint64_t rcoll_now_ns(void)
 }
 
 void rcoll_wait_policy_init(rcoll_wait_policy_t *policy, const rcoll_config_t *cfg, int local_ranks,
-                            int cores)
+                            int cores, bool network)
 {
     bool crowded = local_ranks > cores;
     policy->mode = cfg->wait_mode;
     policy->crowded = crowded && cfg->wait_mode == RCOLL_WAIT_AUTO;
     policy->idle_core_polls = 20000;
     policy->timeout_ns = (uint64_t)(cfg->timeout_s * 1e9);
-    policy->block_slice_ns = 1000 * 1000;
+    /* Network writes wake no futex sleeper: sleep in short slices. */
+    policy->block_slice_ns = network ? 100 * 1000 : 1000 * 1000;
     switch (cfg->wait_mode) {
     case RCOLL_WAIT_SPIN: policy->spin_iters = UINT32_MAX; policy->yield_iters = 0; break;
     case RCOLL_WAIT_YIELD: policy->spin_iters = 64; policy->yield_iters = UINT32_MAX; break;
@@ -55,8 +56,10 @@ void rcoll_wait_policy_init(rcoll_wait_policy_t *policy, const rcoll_config_t *c
         /* Each rank owning a core: spin ~50 us before giving the core away. Sharing cores: the
          * peer we wait for may need this very core, so yield at once (measured: 0-4 polls
          * before the first yield gave the fastest barriers at 4 ranks on 2 cores, 64 and
-         * more were 2-20x slower). */
-        policy->spin_iters = crowded ? 2 : 20000;
+         * more were 2-20x slower). Across nodes every poll is also an epoll_wait on the
+         * network: yielding at the first miss took small collectives 2-5% faster at np=4
+         * over UCX tcp (docs/tuning.md). */
+        policy->spin_iters = crowded ? (network ? 0 : 2) : 20000;
         policy->yield_iters = crowded ? 2000 : 200;
         break;
     }

@@ -37,9 +37,11 @@ typedef struct {
     unsigned idle_core_polls; /* crowded: polls allowed while no rank sharing my core needs it */
 } rcoll_wait_policy_t;
 
-/* The policy for `local_ranks` processes that may run on `cores` cores of this node. */
+/* The policy for `local_ranks` processes that may run on `cores` cores of this node; `network`:
+ * the team spans nodes, so every look also asks the network (a system call) and network writes
+ * wake no sleeper. */
 void rcoll_wait_policy_init(rcoll_wait_policy_t *policy, const rcoll_config_t *cfg, int local_ranks,
-                            int cores);
+                            int cores, bool network);
 
 typedef struct {
     const rcoll_wait_policy_t *policy;

@@ -7,8 +7,8 @@
 # OSU-style output, .err: stderr), then OUT_DIR/report.md and plots.
 # Across nodes (emulated: every rank its own node, UCX tcp) against Open MPI over its tcp BTL at
 # np=4: barrier, allgather, alltoall; and allgather 32 KB with fresh buffers, with and without the
-# registration cache (RCOLL_BENCH_INTERNODE=0 skips these). The comparison runs
-# RCOLL_BENCH_INTERNODE_RUNS times (default 3; the report shows the median run per size).
+# registration cache (RCOLL_BENCH_INTERNODE=0 skips these). Each runs RCOLL_BENCH_INTERNODE_RUNS
+# times (default 5; the report shows the median run per size, the cache pair alternating).
 # Usage: scripts/run_benchmarks.sh BUILD_DIR OUT_DIR
 # Environment: RCOLL_BENCH_COLLS (default barrier,allgather,alltoall,bcast,gather,scatter; any
 # list rcoll-bench --coll takes), RCOLL_BENCH_SIZES (1:1048576), RCOLL_BENCH_ITERS (default
@@ -72,34 +72,46 @@ if [ -x "$build/rcoll-bench" ] && [ "${RCOLL_BENCH_INTERNODE:-1}" = 1 ]; then
          --mca pml ob1 -x RCOLL_PPN=1 -x UCX_TLS=tcp)
     saved=("${common[@]}")
     common=(--coll "${RCOLL_BENCH_INTERNODE_COLLS:-barrier,allgather,alltoall}" --impl native,rcoll -m "$sizes")
-    runs=${RCOLL_BENCH_INTERNODE_RUNS:-3}
+    runs=${RCOLL_BENCH_INTERNODE_RUNS:-5}
     for ((k = 1; k <= runs; k++)); do
         run "openmpi-tcp-run$k" 4 "${RCOLL_BENCH_INTERNODE_ITERS:-1000}" "$warm" "${tcp[@]}" "$build/rcoll-bench"
         labels+=(--label "openmpi-tcp=$out/raw/openmpi-tcp-run$k-np4.jsonl")
     done
     notes+=(--note "openmpi-tcp: nodes emulated on this machine, every rank its own node (RCOLL_PPN=1): rcoll's traffic all over UCX tcp (UCX_TLS=tcp), native Open MPI with '--mca btl tcp,self --mca pml ob1' (its shared memory off); ppn in its table titles counts ranks per machine. $runs runs, each interleaving native and rcoll size by size: per size the run with the median ratio is shown, with the lowest and highest ratio of the runs beside it.")
-    for cache in 64 0; do
-        common=(--coll allgather --impl native,rcoll -m 32768:32768 --no-reuse)
-        run "noreuse-cache$cache" 4 "${RCOLL_BENCH_INTERNODE_ITERS:-1000}" "$warm" "${tcp[@]}" \
-            -x RCOLL_REG_CACHE=$cache -x RCOLL_ZCOPY_THRESHOLD=32k "$build/rcoll-bench"
+    # The pair alternates, $runs times: the two settings meet the same machine states.
+    for ((k = 1; k <= runs; k++)); do
+        for cache in 64 0; do
+            common=(--coll allgather --impl native,rcoll -m 32768:32768 --no-reuse)
+            run "noreuse-cache$cache-run$k" 4 "${RCOLL_BENCH_INTERNODE_ITERS:-1000}" "$warm" "${tcp[@]}" \
+                -x RCOLL_REG_CACHE=$cache -x RCOLL_ZCOPY_THRESHOLD=32k "$build/rcoll-bench"
+        done
     done
-    notes+=(--note "$(python3 - "$out/raw" <<'PY'
-import json, sys
-rows = {}
-for cache in ("64", "0"):
-    try:
-        for line in open(f"{sys.argv[1]}/noreuse-cache{cache}-np4.jsonl"):
-            r = json.loads(line)
-            if "max_us" in r:
-                rows.setdefault(cache, {})["native" if r["impl"] == "native" else "rcoll"] = r["max_us"]
-    except OSError:
-        pass
-def cell(c):
-    r = rows.get(c, {})
-    if "rcoll" not in r:
+    notes+=(--note "$(python3 - "$out/raw" "$runs" <<'PY'
+import json, statistics, sys
+raw, runs = sys.argv[1], int(sys.argv[2])
+def measured(cache):
+    out = []  # (ratio, rcoll us, native us) of every run that measured both
+    for k in range(1, runs + 1):
+        t = {}
+        try:
+            for line in open(f"{raw}/noreuse-cache{cache}-run{k}-np4.jsonl"):
+                r = json.loads(line)
+                if "max_us" in r:
+                    t["native" if r["impl"] == "native" else "rcoll"] = r["max_us"]
+        except OSError:
+            pass
+        if "rcoll" in t and "native" in t:
+            out.append((t["rcoll"] / t["native"], t["rcoll"], t["native"]))
+    return sorted(out)
+def cell(cache):
+    m = measured(cache)
+    if not m:
         return "not measured"
-    return f"rcoll {r['rcoll']:.1f} us, native {r.get('native', float('nan')):.1f} us"
-print("Allgather 32 KB, fresh buffers every iteration, np=4 over UCX tcp, single copy from 32 KB: "
+    ratio, mine, native = m[(len(m) - 1) // 2]
+    return (f"{ratio:.2f}x native (rcoll {mine:.1f} us, native {native:.1f} us in that run; "
+            f"{m[0][0]:.2f}-{m[-1][0]:.2f} in {len(m)} runs)")
+print("Allgather 32 KB, fresh buffers every iteration, np=4 over UCX tcp, single copy from 32 KB, "
+      "median ratio of runs alternating the two settings: "
       f"with the registration cache {cell('64')}; without (RCOLL_REG_CACHE=0) {cell('0')}.")
 PY
 )")

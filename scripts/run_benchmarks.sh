@@ -79,15 +79,15 @@ if [ -x "$build/rcoll-bench" ] && [ "${RCOLL_BENCH_INTERNODE:-1}" = 1 ]; then
     done
     notes+=(--note "openmpi-tcp: nodes emulated on this machine, every rank its own node (RCOLL_PPN=1): rcoll's traffic all over UCX tcp (UCX_TLS=tcp), native Open MPI with '--mca btl tcp,self --mca pml ob1' (its shared memory off); ppn in its table titles counts ranks per machine. $runs runs, each interleaving native and rcoll size by size: per size the run with the median ratio is shown, with the lowest and highest ratio of the runs beside it.")
     # The pair alternates, $runs times: the two settings meet the same machine states.
+    common=(--coll allgather --impl native,rcoll -m 32768:32768 --no-reuse)
     for ((k = 1; k <= runs; k++)); do
         for cache in 64 0; do
-            common=(--coll allgather --impl native,rcoll -m 32768:32768 --no-reuse)
             run "noreuse-cache$cache-run$k" 4 "${RCOLL_BENCH_INTERNODE_ITERS:-1000}" "$warm" "${tcp[@]}" \
                 -x RCOLL_REG_CACHE=$cache -x RCOLL_ZCOPY_THRESHOLD=32k "$build/rcoll-bench"
         done
     done
     notes+=(--note "$(python3 - "$out/raw" "$runs" <<'PY'
-import json, statistics, sys
+import json, sys
 raw, runs = sys.argv[1], int(sys.argv[2])
 def measured(cache):
     out = []  # (ratio, rcoll us, native us) of every run that measured both

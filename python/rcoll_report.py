@@ -15,7 +15,8 @@ order, `rcoll` before `rcoll:<algo>`). A second native record for the same size 
 the automatic choice is the median stands for the size (the lower of the two middle ones for
 an even count), and its table row also gives the lowest and highest ratio of the runs. A run
 with a failed check stands instead, so that no failure hides behind a median. Records with an
-"error" key are failed checks (rcoll error or wrong data): they show as FAILED in their table and are listed in the report's Failures section.
+"error" key are failed checks (rcoll error or wrong data): they show as FAILED in their table
+and are listed in the report's Failures section.
 Rooted collectives are grouped by their "root" (a rank or "rotate"), the v-forms by "skewed".
 """
 

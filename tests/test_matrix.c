@@ -1,10 +1,10 @@
 /* Multi-process correctness matrix: every algorithm of every collective x team sizes 1..9 and
  * 16 x sizes 0, 1, 7, 64, 1001, 4095, 4096, 4097, 65539, 1 MB+5 and 4 MB (skipped where one
- * buffer would pass 24 MB) x in-place or not x back-to-back calls (50; 4 for blocks of 1 MB and
+ * buffer would pass 32 MB) x in-place or not x back-to-back calls (50; 4 for blocks of 1 MB and
  * more, whose check dominates), the root moving with every call (every root is used), every
- * call's data checked, and for the v-forms uneven counts (some zero), displacements in reverse
- * order with gaps that must stay untouched. Ranks are real processes forked by the test
- * launcher, more of them than cores; random short stalls make fast ranks run ahead into the
+ * call's data checked, and for the v-forms uneven, sparse (neighbours only) and skewed (one
+ * hot rank) counts in turn, displacements in reverse order with gaps that must stay
+ * untouched. Ranks are real processes forked by the test launcher, more of them than cores; random short stalls make fast ranks run ahead into the
  * next call while slow ones still read the last; barriers are interleaved so sequence numbers
  * are shared across collectives.
  * Options: --coll NAME[,NAME..] (default all), --algo NAME, --np 1,2,..., --quick (fewer sizes and
@@ -116,10 +116,25 @@ static int status_failed(const call_t *c, rcoll_status_t st)
     return 1;
 }
 
-/* v-forms: the count from src to dst, 0 to 1.5 x base, some zero; symmetric when in place
- * (MPI's in-place alltoallv sends what it receives). */
+/* v-forms: the count from src to dst, by call in turn (all symmetric, as MPI's in-place
+ * alltoallv sends what it receives, where that matters):
+ *   uneven: 0 to 1.5 x base, some zero;
+ *   sparse: neighbours only (src - dst = +-1 mod P), 3.5 x base, zero to every other rank
+ *           (a halo exchange: few large blocks, whose sum stays under the single-copy
+ *           threshold while each block passes its inbox slot);
+ *   skewed: one hot rank (moving from call to call) sends and receives 2 x base, the others
+ *           base / 8. */
 static size_t vcount(const call_t *c, int src, int dst)
 {
+    int p = c->size;
+    if (c->call % 3 == 1) {
+        int d = ((src - dst) % p + p) % p;
+        return d == 1 || d == p - 1 ? c->bytes * 7 / 2 : 0;
+    }
+    if (c->call % 3 == 2) {
+        int hot = (c->call / 3) % p;
+        return src == hot || dst == hot ? 2 * c->bytes : c->bytes / 8;
+    }
     int k = c->inplace && c->job->coll == RCOLL_COLL_ALLTOALLV ? src + dst : src + 2 * dst;
     return c->bytes * (size_t)((k + c->call) % 4) / 2;
 }
@@ -337,13 +352,14 @@ static int has_in_place(rcoll_coll_t coll)
     return coll != RCOLL_COLL_BCAST;
 }
 
-/* Buffers big enough for any of the collectives at this size (v-counts reach 1.5 x bytes). */
+/* Buffers big enough for any of the collectives at this size: v-counts reach 2 x bytes from
+ * every rank (skewed), or 2 x 3.5 x bytes from the two neighbours (sparse). */
 static size_t buffer_bytes(int size, size_t bytes)
 {
-    return (size_t)size * (bytes + bytes / 2 + GAP + 11) + GAP + 64;
+    return (size_t)size * (2 * bytes + GAP + 11) + 7 * bytes + GAP + 64;
 }
 
-#define MAX_TOTAL_BYTES (24u << 20) /* per buffer: bigger sizes x teams are skipped (memory) */
+#define MAX_TOTAL_BYTES (32u << 20) /* per buffer: bigger sizes x teams are skipped (memory) */
 
 static int run_data(rcoll_team_t *team, const job_t *job, int rank, int size)
 {

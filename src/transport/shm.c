@@ -459,7 +459,16 @@ static rcoll_status_t shm_pause(rcoll_tl_t *tl, rcoll_waiter_t *w, const rcoll_e
 /* ---- one-sided operations ---- */
 
 /* For ranks on other nodes: the buffer behind my advertisement, registered (through the
- * registration cache) when messages into or out of it may go single copy. */
+ * registration cache) when messages into or out of it may go single copy: any message of at
+ * least the threshold, and any block larger than the smallest inbox slot an algorithm cuts
+ * (inbox / team size: alltoallv and gatherv send such a block single copy whatever its size;
+ * a sparse alltoallv at 5 ranks sent 256 KB blocks into 512 KB - 8 bytes, unregistered). */
+static bool net_needs_key(const shm_tl_t *s, size_t user_len)
+{
+    size_t slot = (s->base.inbox_bytes / (size_t)s->team->size) & ~(size_t)63;
+    return user_len >= s->base.zcopy_threshold || user_len > slot;
+}
+
 static rcoll_status_t net_enter(shm_tl_t *s, uint64_t seq, void *user_addr, size_t user_len)
 {
     advert_block_t *b = (advert_block_t *)(void *)(s->area[s->my_index] + s->off_advert) + (seq & 1);
@@ -467,7 +476,7 @@ static rcoll_status_t net_enter(shm_tl_t *s, uint64_t seq, void *user_addr, size
     memset(&b->adv, 0, offsetof(rcoll_ucx_advert_t, rkey));
     b->adv.addr = (uint64_t)(uintptr_t)user_addr; /* a single copy by message needs no key */
     b->adv.len = user_addr ? user_len : 0;
-    if (user_addr && user_len >= s->base.zcopy_threshold)
+    if (user_addr && net_needs_key(s, user_len))
         st = rcoll_ucx_register(s->net, user_addr, user_len, &b->adv);
     rcoll_line_post(&b->line, seq); /* arrived, even without a buffer: peers then see why */
     rcoll_ucx_deliver_held(s->net);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what rcoll needs on a fresh Debian machine (when run as root; otherwise it only checks):
-# a C toolchain, cmake, Open MPI, MPICH, the UCX headers, and matplotlib for the report plots.
+# a C toolchain, cmake, Open MPI, MPICH, the UCX headers, mpi4py and numpy for /usr/bin/python3
+# (the drop-in's mpi4py test), and matplotlib for the report plots.
 set -euo pipefail
 need_pkgs=()
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -10,6 +11,8 @@ have pkg-config || need_pkgs+=(pkg-config)
 have mpicc.openmpi || need_pkgs+=(openmpi-bin libopenmpi-dev)
 have mpicc.mpich || need_pkgs+=(mpich libmpich-dev)
 [ -f /usr/include/ucp/api/ucp.h ] || need_pkgs+=(libucx-dev)
+# mpi4py for the MPI drop-in tests (Debian's, built for Open MPI, for /usr/bin/python3).
+/usr/bin/python3 -c 'import mpi4py, numpy' 2>/dev/null || need_pkgs+=(python3-mpi4py python3-numpy)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
         echo "setup: installing ${need_pkgs[*]}"

@@ -9,13 +9,15 @@ cd "$(dirname "$0")/.."
 RCOLL_SETUP_PYTHON=0 scripts/setup.sh
 scripts/build.sh build
 export RCOLL_TIMEOUT=${RCOLL_TIMEOUT:-120}
-(cd build && ctest --output-on-failure --timeout 900)
+# ctest's and the MPI script's time limits only catch hangs: generous, so that a machine busy
+# with other work does not fail a correct run (see tests/mpi/run_mpi_tests.sh).
+(cd build && ctest --output-on-failure --timeout 3600)
 scripts/build.sh build-asan -DRCOLL_SANITIZE=ON
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # Leak checking for rcoll's own processes; the MPI tests set their own ASAN_OPTIONS (the MPI
 # libraries themselves leak at exit, which is not ours to report).
 (cd build-asan &&
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --output-on-failure --timeout 900 \
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --output-on-failure --timeout 3600 \
         -E '^(matrix_(barrier|allgather|alltoall|bcast|gather_scatter|vforms|no_cma|nodes3_tcp|nodes2_sm|nodes4_tcp|kport1|kport3)|peer_failure_nodes_.*|mpi_dropin)$' &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --quick --np 1,2,3,4,5,8,9 &&
     RCOLL_CMA=0 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --quick --np 2,3,5,9 &&
@@ -23,4 +25,4 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     RCOLL_KPORT=3 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --quick --coll allgather,alltoall --np 5,9 &&
     UCX_TLS=tcp ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --nodes 3 --quick --calls 2 --np 2,3,7 &&
     UCX_TLS=sm RCOLL_PPN=2 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --quick --calls 2 --np 4,5 &&
-    ctest --output-on-failure --timeout 900 -R '^mpi_dropin$')
+    ctest --output-on-failure --timeout 3600 -R '^mpi_dropin$')

@@ -29,8 +29,12 @@ typedef enum {
     RCOLL_ERR_TIMEOUT = -4,     /* a peer did not arrive within RCOLL_TIMEOUT */
     RCOLL_ERR_PEER_DEAD = -5,   /* a peer process is gone */
     RCOLL_ERR_UNSUPPORTED = -6, /* not possible with this team or build */
-    RCOLL_ERR_BOOTSTRAP = -7    /* the out-of-band exchange failed */
+    RCOLL_ERR_BOOTSTRAP = -7,   /* the out-of-band exchange failed */
+    RCOLL_ERR_TRUNCATE = -8     /* sizes differ between ranks: a message longer than its
+                                 * receiver's buffer was cut at the receiver's length */
 } rcoll_status_t;
+/* A bad argument of this rank's call (the message names the argument and the rank). */
+#define RCOLL_ERR_ARG RCOLL_ERR_INVALID
 
 /* In-place marker, as MPI_IN_PLACE: as the send buffer of allgather(v), alltoall(v) and of
  * gather(v) at the root, as the receive buffer of scatter(v) at the root (see each call). */
@@ -63,9 +67,16 @@ typedef struct {
 } rcoll_oob_t;
 
 /* Context: configuration read from the environment (RCOLL_*) once, shared by its teams.
- * A context is used by one thread at a time. */
+ * Threads may create and use teams of one context at the same time as long as each team is
+ * used by one thread at a time, except teams spanning several nodes: these share the
+ * context's one UCX worker, so while one is created or used no other thread may create or use
+ * another. rcoll_context_destroy: no team of the context may be in use. */
 RCOLL_API rcoll_status_t rcoll_context_create(rcoll_context_t **ctx);
 RCOLL_API void rcoll_context_destroy(rcoll_context_t *ctx);
+/* For a context whose teams several threads use at once (set before its first team): a team
+ * that would span several nodes is refused, rcoll_team_create returning RCOLL_ERR_UNSUPPORTED
+ * on every member alike before any UCX resource is made. */
+RCOLL_API void rcoll_context_set_threaded(rcoll_context_t *ctx, int threaded);
 
 /* The registration cache of user buffers that ranks on other nodes write into or read from
  * (UCX; RCOLL_REG_CACHE entries, LRU, an entry dropped when its memory is unmapped). All zero

@@ -31,6 +31,17 @@ typedef struct {
     void *tmp;           /* scratch an algorithm's prepare obtained (rcoll_team_tmp) */
 } rcoll_args_t;
 
+/* After `ev` was seen: the sender's length, where the line that carried it tells (transport
+ * sent_len), compared with what this rank expects; a difference (sizes that differ between
+ * ranks, an erroneous program) is noted and the call goes on to its end, then fails with
+ * RCOLL_ERR_TRUNCATE. Free: the line is the one just waited on. */
+static inline void rcoll_check_len(const rcoll_args_t *a, const rcoll_event_t *ev, size_t expect)
+{
+    size_t sent;
+    if (a->tl->ops->sent_len(a->tl, ev, &sent) && sent != expect)
+        rcoll_team_note_size(a->team, ev->peer, sent, expect);
+}
+
 typedef struct rcoll_algo {
     const char *name;
     rcoll_coll_t coll;

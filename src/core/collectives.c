@@ -24,6 +24,14 @@ static void copy_block(void *to, const void *from, size_t bytes)
 }
 
 /* Largest displacement + count: the bytes a v-form's layout spans. */
+static bool all_zero(const size_t *counts, int size)
+{
+    for (int r = 0; r < size; r++)
+        if (counts[r])
+            return false;
+    return true;
+}
+
 static size_t extent_of(const size_t *counts, const size_t *displs, int size)
 {
     size_t end = 0;
@@ -168,7 +176,7 @@ rcoll_status_t rcoll_allgatherv(rcoll_team_t *t, const void *sendbuf, size_t sen
         return bad(t, "allgatherv", "NULL receive buffer");
     if (sendbuf != RCOLL_IN_PLACE)
         copy_block((char *)recvbuf + displs[t->rank], sendbuf, mine);
-    if (t->size == 1)
+    if (t->size == 1 || all_zero(counts, t->size)) /* every rank holds the same counts */
         return rcoll_team_skip(t);
     rcoll_args_t a = {0};
     a.sendbuf = sendbuf;
@@ -210,6 +218,8 @@ rcoll_status_t rcoll_alltoallv(rcoll_team_t *t, const void *sendbuf, const size_
                    recvcounts[t->rank]);
     if (t->size == 1)
         return rcoll_team_skip(t);
+    if (all_zero(sendcounts, t->size) && all_zero(recvcounts, t->size))
+        return rcoll_team_pass(t);
     rcoll_args_t a = {0};
     a.sendbuf = sendbuf;
     a.recvbuf = recvbuf;
@@ -246,6 +256,8 @@ rcoll_status_t rcoll_gatherv(rcoll_team_t *t, const void *sendbuf, size_t sendby
     }
     if (t->size == 1)
         return rcoll_team_skip(t);
+    if (am_root ? all_zero(counts, t->size) : sendbytes == 0)
+        return rcoll_team_pass(t);
     rcoll_args_t a = {0};
     a.root = root;
     a.sendbuf = sendbuf;
@@ -282,6 +294,8 @@ rcoll_status_t rcoll_scatterv(rcoll_team_t *t, const void *sendbuf, const size_t
     }
     if (t->size == 1)
         return rcoll_team_skip(t);
+    if (am_root ? all_zero(counts, t->size) : recvbytes == 0)
+        return rcoll_team_pass(t);
     rcoll_args_t a = {0};
     a.root = root;
     a.sendbuf = am_root ? sendbuf : NULL;

@@ -1,8 +1,14 @@
-/* Configuration from the environment: every RCOLL_* variable rcoll reads is parsed here. */
+/* Configuration from the environment: every RCOLL_* variable rcoll reads is parsed here (the MPI
+ * drop-in's own switch RCOLL_MPI_DISABLE aside). A bad value is an error naming the variable,
+ * "VAR=value is not valid: expected ...", never a silent default or a wrapped number
+ * (tests/test_config_fuzz.c throws thousands of values at every variable). */
 #include "core/config.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +17,12 @@
 
 int rcoll_parse_size(const char *text, size_t *out)
 {
+    if (!isdigit((unsigned char)text[0])) /* no sign, no space: strtoull takes " -1" as 2^64-1 */
+        return -1;
     char *end;
     errno = 0;
     unsigned long long v = strtoull(text, &end, 10);
-    if (errno || end == text || text[0] == '-')
+    if (errno)
         return -1;
     unsigned long long mult = 1;
     if (*end) {
@@ -30,8 +38,54 @@ int rcoll_parse_size(const char *text, size_t *out)
         if (*end)
             return -1;
     }
+    if (v > SIZE_MAX / mult) /* "17179869184g" is 2^64: not 0 */
+        return -1;
     *out = (size_t)(v * mult);
     return 0;
+}
+
+/* A decimal integer lo..hi, an optional sign, nothing else around it. */
+static int parse_long_in(const char *text, long lo, long hi, long *out)
+{
+    if (isspace((unsigned char)text[0]))
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Seconds 0..RCOLL_TIMEOUT_MAX, as strtod reads them; no nan, inf, underflow or overflow. */
+static int parse_seconds(const char *text, double *out)
+{
+    if (isspace((unsigned char)text[0]))
+        return -1;
+    char *end;
+    errno = 0;
+    double t = strtod(text, &end);
+    if (errno || end == text || *end || !isfinite(t) || t < 0 || t > RCOLL_TIMEOUT_MAX)
+        return -1;
+    *out = t > 0 ? t : 0; /* -0 is 0 */
+    return 0;
+}
+
+const char *rcoll_config_show(const char *value, char *out)
+{
+    size_t n = 0, i = 0;
+    for (; value[i] && n + 4 < 64; i++) {
+        unsigned char c = (unsigned char)value[i];
+        if (c >= 0x20 && c < 0x7f)
+            out[n++] = (char)c;
+        else
+            n += (size_t)snprintf(out + n, RCOLL_SHOWN_MAX - n, "\\x%02x", c);
+    }
+    out[n] = '\0';
+    if (value[i])
+        snprintf(out + n, RCOLL_SHOWN_MAX - n, "...(%zu bytes)", strlen(value));
+    return out;
 }
 
 static int parse_choice(const char *text, const char *const *names, int count)
@@ -45,27 +99,103 @@ static int parse_choice(const char *text, const char *const *names, int count)
 static rcoll_status_t bad_value(char *err, size_t err_len, const char *var, const char *value,
                                 const char *expected)
 {
-    snprintf(err, err_len, "%s=%s is not valid: expected %s", var, value, expected);
+    char shown[RCOLL_SHOWN_MAX];
+    snprintf(err, err_len, "%s=%s is not valid: expected %s", var, rcoll_config_show(value, shown),
+             expected);
     return RCOLL_ERR_INVALID;
 }
 
-static rcoll_status_t read_wait_and_log(rcoll_config_t *cfg, char *err, size_t err_len)
+/* The value of `var` as an index into names (-1: unset or empty), or an error. */
+static rcoll_status_t read_choice(const char *var, const char *const *names, int count,
+                                  const char *expected, int *out, char *err, size_t err_len)
+{
+    const char *v = getenv(var);
+    *out = -1;
+    if (v && *v && (*out = parse_choice(v, names, count)) < 0)
+        return bad_value(err, err_len, var, v, expected);
+    return RCOLL_OK;
+}
+
+static rcoll_status_t read_choices(rcoll_config_t *cfg, char *err, size_t err_len)
 {
     static const char *const waits[] = {"auto", "spin", "yield", "block"};
     static const char *const logs[] = {"error", "warn", "info", "debug"};
-    const char *v = getenv("RCOLL_WAIT");
-    if (v && *v) {
-        int c = parse_choice(v, waits, 4);
-        if (c < 0)
-            return bad_value(err, err_len, "RCOLL_WAIT", v, "spin, yield, block or auto");
+    static const char *const cmas[] = {"auto", "1", "off", "0"};
+    static const char *const puts[] = {"auto", "am", "rma"};
+    int c;
+    rcoll_status_t st = read_choice("RCOLL_WAIT", waits, 4, "spin, yield, block or auto", &c, err, err_len);
+    if (st == RCOLL_OK && c >= 0)
         cfg->wait_mode = (rcoll_wait_mode_t)c;
-    }
-    v = getenv("RCOLL_LOG");
-    if (v && *v) {
-        int c = parse_choice(v, logs, 4);
-        if (c < 0)
-            return bad_value(err, err_len, "RCOLL_LOG", v, "error, warn, info or debug");
+    if (st == RCOLL_OK && (st = read_choice("RCOLL_LOG", logs, 4, "error, warn, info or debug", &c,
+                                            err, err_len)) == RCOLL_OK && c >= 0)
         cfg->log_level = (rcoll_log_level_t)c;
+    if (st == RCOLL_OK && (st = read_choice("RCOLL_CMA", cmas, 4, "0, off, 1 or auto", &c, err,
+                                            err_len)) == RCOLL_OK && c >= 0)
+        cfg->cma = c < 2 ? RCOLL_CMA_AUTO : RCOLL_CMA_OFF;
+    if (st == RCOLL_OK && (st = read_choice("RCOLL_UCX_PUT", puts, 3, "am, rma or auto", &c, err,
+                                            err_len)) == RCOLL_OK && c >= 0)
+        cfg->ucx_put = (rcoll_ucx_put_t)c;
+    return st;
+}
+
+static rcoll_status_t read_sizes(rcoll_config_t *cfg, char *err, size_t err_len)
+{
+    const struct {
+        const char *var;
+        size_t lo, hi;
+        const char *what;
+        size_t *target;
+    } sizes[] = {
+        {"RCOLL_ZCOPY_THRESHOLD", 0, SIZE_MAX, "a size such as 4096 or 4k (k, m, g: powers of 1024)",
+         &cfg->zcopy_threshold},
+        {"RCOLL_INBOX_BYTES", 4096, RCOLL_INBOX_BYTES_MAX, "a size 4k..1g", &cfg->inbox_bytes},
+        {"RCOLL_RAIL_MIN", 4096, SIZE_MAX, "a size of at least 4k", &cfg->rail_min},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        const char *v = getenv(sizes[i].var);
+        size_t s;
+        if (!v || !*v)
+            continue;
+        if (rcoll_parse_size(v, &s) || s < sizes[i].lo || s > sizes[i].hi)
+            return bad_value(err, err_len, sizes[i].var, v, sizes[i].what);
+        *sizes[i].target = s;
+    }
+    cfg->inbox_bytes = (cfg->inbox_bytes + 63) & ~(size_t)63;
+    return RCOLL_OK;
+}
+
+static rcoll_status_t read_ints(rcoll_config_t *cfg, char *err, size_t err_len)
+{
+    const struct {
+        const char *var;
+        long lo, hi;
+        const char *what;
+        int *target;
+    } ints[] = {
+        {"RCOLL_BARRIER_FANIN", 1, 1024, "an integer 1..1024", &cfg->gather_fanin},
+        {"RCOLL_KPORT", 1, 64, "an integer 1..64 (transfers in flight per step)", &cfg->kport},
+        {"RCOLL_ALLTOALL_KPORT", 0, 1 << 20, "an integer 0..1048576 (0: all writes in flight)",
+         &cfg->alltoall_kport},
+        {"RCOLL_BCAST_RADIX", 2, 64, "an integer 2..64", &cfg->bcast_radix},
+        {"RCOLL_RAILS", 1, 16, "an integer 1..16 (UCX endpoints per peer)", &cfg->rails},
+        {"RCOLL_REG_CACHE", 0, 1 << 16, "an integer 0..65536 (0: no registration cache)", &cfg->reg_cache},
+        {"RCOLL_PPN", 1, INT_MAX, "an integer 1..2147483647 (ranks per node)", &cfg->ppn},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        const char *v = getenv(ints[i].var);
+        long n;
+        if (!v || !*v)
+            continue;
+        if (parse_long_in(v, ints[i].lo, ints[i].hi, &n))
+            return bad_value(err, err_len, ints[i].var, v, ints[i].what);
+        *ints[i].target = (int)n;
+    }
+    static const char *const counts[] = {"RCOLL_SPIN_ITERS", "RCOLL_YIELD_ITERS"};
+    long *targets[] = {&cfg->spin_iters, &cfg->yield_iters};
+    for (int i = 0; i < 2; i++) {
+        const char *v = getenv(counts[i]);
+        if (v && *v && parse_long_in(v, 0, 1000000000L, targets[i]))
+            return bad_value(err, err_len, counts[i], v, "an integer 0..1000000000");
     }
     return RCOLL_OK;
 }
@@ -73,75 +203,47 @@ static rcoll_status_t read_wait_and_log(rcoll_config_t *cfg, char *err, size_t e
 static rcoll_status_t read_numbers(rcoll_config_t *cfg, char *err, size_t err_len)
 {
     const char *v = getenv("RCOLL_TIMEOUT");
-    if (v && *v) {
+    if (v && *v && parse_seconds(v, &cfg->timeout_s))
+        return bad_value(err, err_len, "RCOLL_TIMEOUT", v, "seconds 0..1e9 (0: no timeout)");
+    rcoll_status_t st = read_sizes(cfg, err, err_len);
+    return st == RCOLL_OK ? read_ints(cfg, err, err_len) : st;
+}
+
+/* Node ids (decimal) separated by single commas: "0,0,1,1". */
+static int node_map_syntax_ok(const char *map)
+{
+    for (const char *p = map;; p++) {
+        if (!isdigit((unsigned char)*p))
+            return 0;
+        while (isdigit((unsigned char)p[1]))
+            p++;
+        if (p[1] == '\0')
+            return 1;
+        if (p[1] != ',')
+            return 0;
+        p++;
+    }
+}
+
+int rcoll_parse_node_map(const char *map, int size, int *node_of)
+{
+    int r = 0;
+    for (const char *p = map; *p && r <= size;) {
         char *end;
-        double t = strtod(v, &end);
-        if (*end || end == v || t < 0)
-            return bad_value(err, err_len, "RCOLL_TIMEOUT", v, "seconds >= 0 (0: no timeout)");
-        cfg->timeout_s = t;
+        if (!isdigit((unsigned char)*p))
+            return -1;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (errno || v >= size)
+            return -1;
+        if (r < size)
+            node_of[r] = (int)v;
+        r++;
+        if (*end == ',' && end[1] == '\0')
+            return -1;
+        p = *end == ',' ? end + 1 : end;
     }
-    v = getenv("RCOLL_ZCOPY_THRESHOLD");
-    if (v && *v && rcoll_parse_size(v, &cfg->zcopy_threshold))
-        return bad_value(err, err_len, "RCOLL_ZCOPY_THRESHOLD", v, "a size such as 4096 or 4k");
-    v = getenv("RCOLL_INBOX_BYTES");
-    if (v && *v && (rcoll_parse_size(v, &cfg->inbox_bytes) || cfg->inbox_bytes < 4096))
-        return bad_value(err, err_len, "RCOLL_INBOX_BYTES", v, "a size of at least 4k");
-    v = getenv("RCOLL_RAIL_MIN");
-    if (v && *v && (rcoll_parse_size(v, &cfg->rail_min) || cfg->rail_min < 4096))
-        return bad_value(err, err_len, "RCOLL_RAIL_MIN", v, "a size of at least 4k");
-    cfg->inbox_bytes = (cfg->inbox_bytes + 63) & ~(size_t)63;
-    static const struct {
-        const char *var;
-        long lo, hi;
-        const char *what;
-    } ints[] = {
-        {"RCOLL_BARRIER_FANIN", 1, 1024, "an integer 1..1024"},
-        {"RCOLL_KPORT", 1, 64, "an integer 1..64 (transfers in flight per step)"},
-        {"RCOLL_ALLTOALL_KPORT", 0, 1 << 20, "an integer >= 0 (0: all writes in flight)"},
-        {"RCOLL_BCAST_RADIX", 2, 64, "an integer 2..64"},
-        {"RCOLL_RAILS", 1, 16, "an integer 1..16 (UCX endpoints per peer)"},
-        {"RCOLL_REG_CACHE", 0, 1 << 16, "an integer 0..65536 (0: no registration cache)"},
-    };
-    int *int_targets[] = {&cfg->gather_fanin, &cfg->kport, &cfg->alltoall_kport, &cfg->bcast_radix,
-                          &cfg->rails, &cfg->reg_cache};
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
-        v = getenv(ints[i].var);
-        if (!v || !*v)
-            continue;
-        char *end;
-        long f = strtol(v, &end, 10);
-        if (*end || end == v || f < ints[i].lo || f > ints[i].hi)
-            return bad_value(err, err_len, ints[i].var, v, ints[i].what);
-        *int_targets[i] = (int)f;
-    }
-    static const char *const counts[] = {"RCOLL_SPIN_ITERS", "RCOLL_YIELD_ITERS"};
-    long *targets[] = {&cfg->spin_iters, &cfg->yield_iters};
-    for (int i = 0; i < 2; i++) {
-        v = getenv(counts[i]);
-        if (v && *v) {
-            char *end;
-            long n = strtol(v, &end, 10);
-            if (*end || n < 0 || n > 1000000000L)
-                return bad_value(err, err_len, counts[i], v, "an integer 0..1000000000");
-            *targets[i] = n;
-        }
-    }
-    v = getenv("RCOLL_PPN");
-    if (v && *v) {
-        char *end;
-        long p = strtol(v, &end, 10);
-        if (*end || p < 1)
-            return bad_value(err, err_len, "RCOLL_PPN", v, "a positive integer");
-        cfg->ppn = (int)p;
-    }
-    v = getenv("RCOLL_CMA");
-    if (v && *v) {
-        if (strcmp(v, "0") == 0 || strcasecmp(v, "off") == 0)
-            cfg->cma = RCOLL_CMA_OFF;
-        else if (strcmp(v, "1") != 0 && strcasecmp(v, "auto") != 0)
-            return bad_value(err, err_len, "RCOLL_CMA", v, "0, off, 1 or auto");
-    }
-    return RCOLL_OK;
+    return r == size ? 0 : -1;
 }
 
 static rcoll_status_t read_strings(rcoll_config_t *cfg, char *err, size_t err_len)
@@ -162,11 +264,9 @@ static rcoll_status_t read_strings(rcoll_config_t *cfg, char *err, size_t err_le
     }
     const char *v = getenv("RCOLL_NODE_MAP");
     if (v && *v) {
-        if (strlen(v) >= RCOLL_NODE_MAP_MAX)
-            return bad_value(err, err_len, "RCOLL_NODE_MAP", "(too long)", "a shorter list");
-        for (const char *p = v; *p; p++)
-            if (!isdigit((unsigned char)*p) && *p != ',')
-                return bad_value(err, err_len, "RCOLL_NODE_MAP", v, "node ids such as 0,0,1,1");
+        if (strlen(v) >= RCOLL_NODE_MAP_MAX || !node_map_syntax_ok(v))
+            return bad_value(err, err_len, "RCOLL_NODE_MAP", v,
+                             "node ids such as 0,0,1,1 (at most 4095 characters)");
         snprintf(cfg->node_map, sizeof cfg->node_map, "%s", v);
     }
     return RCOLL_OK;
@@ -183,7 +283,7 @@ rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_
     memset(cfg, 0, sizeof *cfg);
     cfg->wait_mode = RCOLL_WAIT_AUTO;
     cfg->timeout_s = 300.0;
-    cfg->zcopy_threshold = 0; /* 0: the transport's own (shm: 8 KB, measured; see tuning.md) */
+    cfg->zcopy_threshold = 0; /* 0: the transport's own (measured; see tuning.md) */
     cfg->inbox_bytes = 1024 * 1024;
     cfg->gather_fanin = 7;
     cfg->kport = 2;
@@ -194,10 +294,11 @@ rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_
     cfg->rail_min = 64 * 1024;
     cfg->log_level = RCOLL_LOG_WARN;
     cfg->cma = RCOLL_CMA_AUTO;
+    cfg->ucx_put = RCOLL_UCX_PUT_AUTO;
     cfg->cores = online_cores();
     cfg->spin_iters = cfg->yield_iters = -1;
     err[0] = '\0';
-    rcoll_status_t st = read_wait_and_log(cfg, err, err_len);
+    rcoll_status_t st = read_choices(cfg, err, err_len);
     if (st == RCOLL_OK)
         st = read_numbers(cfg, err, err_len);
     if (st == RCOLL_OK)

@@ -9,9 +9,13 @@
 typedef enum { RCOLL_WAIT_AUTO, RCOLL_WAIT_SPIN, RCOLL_WAIT_YIELD, RCOLL_WAIT_BLOCK } rcoll_wait_mode_t;
 typedef enum { RCOLL_LOG_ERROR = 0, RCOLL_LOG_WARN, RCOLL_LOG_INFO, RCOLL_LOG_DEBUG } rcoll_log_level_t;
 typedef enum { RCOLL_CMA_AUTO, RCOLL_CMA_OFF } rcoll_cma_mode_t;
+typedef enum { RCOLL_UCX_PUT_AUTO, RCOLL_UCX_PUT_AM, RCOLL_UCX_PUT_RMA } rcoll_ucx_put_t;
 
 #define RCOLL_ALGO_NAME_MAX 48
 #define RCOLL_NODE_MAP_MAX 4096
+#define RCOLL_INBOX_BYTES_MAX (1ull << 30) /* 4 of them per rank are mapped (parities, outbox) */
+#define RCOLL_TIMEOUT_MAX 1e9             /* seconds: timeout_s * 1e9 fits a uint64_t */
+#define RCOLL_SHOWN_MAX 100               /* a value as quoted in a message (rcoll_config_show) */
 
 typedef struct {
     rcoll_wait_mode_t wait_mode;     /* RCOLL_WAIT=spin|yield|block|auto */
@@ -27,6 +31,7 @@ typedef struct {
     int reg_cache;                   /* RCOLL_REG_CACHE: registrations kept (LRU; 0: none) */
     rcoll_log_level_t log_level;     /* RCOLL_LOG=error|warn|info|debug */
     rcoll_cma_mode_t cma;            /* RCOLL_CMA=0 forces the copy-through-shm fallback */
+    rcoll_ucx_put_t ucx_put;         /* RCOLL_UCX_PUT=am|rma|auto: single copies to other nodes */
     char algo[RCOLL_COLL_COUNT][RCOLL_ALGO_NAME_MAX]; /* RCOLL_<COLL>_ALGO, "" = auto */
     char node_map[RCOLL_NODE_MAP_MAX]; /* RCOLL_NODE_MAP=0,0,1,1 */
     int ppn;                         /* RCOLL_PPN: ranks per node when emulating nodes (0: off) */
@@ -38,7 +43,16 @@ typedef struct {
 /* Reads the environment. On a bad value returns RCOLL_ERR_INVALID with the reason in `err`. */
 rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_len);
 
-/* Parses a size with an optional k/m/g suffix (powers of 1024); returns 0 on success. */
+/* Parses a size: decimal digits with an optional k/m/g suffix (powers of 1024) and an optional
+ * b after it; returns 0 on success, -1 on bad syntax or a size that does not fit a size_t. */
 int rcoll_parse_size(const char *text, size_t *out);
+
+/* RCOLL_NODE_MAP for a team of `size` ranks: one node id 0..size-1 per rank, separated by
+ * commas, into node_of[size]; returns 0 on success, -1 if the map does not fit the team. */
+int rcoll_parse_node_map(const char *map, int size, int *node_of);
+
+/* `value` as a message shows it: non-printable bytes as \xNN, cut after about 64 characters
+ * with its length; `out` holds RCOLL_SHOWN_MAX bytes. Returns out. */
+const char *rcoll_config_show(const char *value, char *out);
 
 #endif

@@ -23,8 +23,19 @@ rcoll_status_t rcoll_context_create(rcoll_context_t **out)
         free(ctx);
         return st;
     }
+    if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
+        free(ctx);
+        return RCOLL_ERR_SYSTEM;
+    }
+    atomic_init(&ctx->teams_created, 0);
+    atomic_init(&ctx->node_map_warned, false);
     *out = ctx;
     return RCOLL_OK;
+}
+
+void rcoll_context_set_threaded(rcoll_context_t *ctx, int threaded)
+{
+    ctx->threaded = threaded != 0;
 }
 
 void rcoll_context_reg_cache_stats(const rcoll_context_t *ctx, rcoll_reg_cache_stats_t *out)
@@ -34,8 +45,10 @@ void rcoll_context_reg_cache_stats(const rcoll_context_t *ctx, rcoll_reg_cache_s
 
 void rcoll_context_destroy(rcoll_context_t *ctx)
 {
-    if (ctx)
-        rcoll_ucx_ctx_destroy(ctx->ucx);
+    if (!ctx)
+        return;
+    rcoll_ucx_ctx_destroy(ctx->ucx);
+    pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }
 
@@ -50,6 +63,7 @@ const char *rcoll_strerror(rcoll_status_t status)
     case RCOLL_ERR_PEER_DEAD: return "a peer process is gone";
     case RCOLL_ERR_UNSUPPORTED: return "not supported for this team or build";
     case RCOLL_ERR_BOOTSTRAP: return "out-of-band bootstrap exchange failed";
+    case RCOLL_ERR_TRUNCATE: return "message truncated (sizes differ between ranks)";
     }
     return "unknown error";
 }
@@ -71,6 +85,7 @@ int rcoll_coll_from_name(const char *name)
     return -1;
 }
 
+/* One fprintf per line: stdio locks the stream, so lines of threads logging at once never mix. */
 void rcoll_log(const rcoll_context_t *ctx, rcoll_log_level_t level, const char *fmt, ...)
 {
     if (level > ctx->cfg.log_level)

@@ -108,22 +108,6 @@ typedef struct {
     cpu_set_t cpus; /* where this rank may run */
 } rank_info_t;
 
-static int parse_node_map(const char *map, int size, int *node_of)
-{
-    int r = 0;
-    for (const char *p = map; *p && r <= size;) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 0 || v >= size)
-            return -1;
-        if (r < size)
-            node_of[r] = (int)v;
-        r++;
-        p = *end == ',' ? end + 1 : end;
-    }
-    return r == size ? 0 : -1;
-}
-
 /* Node ids renumbered 0..count-1 in order of first appearance. */
 static int renumber_nodes(int *node_of, int size)
 {
@@ -146,14 +130,26 @@ static int renumber_nodes(int *node_of, int size)
     return count;
 }
 
+/* The map does not fit this team: an error every rank returns, shown once per context (by
+ * rank 0; teams of other sizes, e.g. MPI sub-communicators, would repeat it). */
+static rcoll_status_t node_map_error(struct rcoll_team *t)
+{
+    char shown[RCOLL_SHOWN_MAX];
+    rcoll_status_t st = rcoll_team_error(
+        t, RCOLL_ERR_INVALID,
+        "RCOLL_NODE_MAP=%s is not valid: expected one node id 0..%d per rank of the team (%d ranks)",
+        rcoll_config_show(t->ctx->cfg.node_map, shown), t->size - 1, t->size);
+    if (t->rank == 0 && !atomic_exchange(&t->ctx->node_map_warned, true))
+        rcoll_log(t->ctx, RCOLL_LOG_WARN, "%s", t->last_error);
+    return st;
+}
+
 static rcoll_status_t assign_nodes(struct rcoll_team *t, const rank_info_t *info)
 {
     const rcoll_config_t *cfg = &t->ctx->cfg;
     if (cfg->node_map[0]) {
-        if (parse_node_map(cfg->node_map, t->size, t->node_of))
-            return rcoll_team_error(t, RCOLL_ERR_INVALID,
-                                    "RCOLL_NODE_MAP=%s must list one node id (< %d) per rank of "
-                                    "the team (%d ranks)", cfg->node_map, t->size, t->size);
+        if (rcoll_parse_node_map(cfg->node_map, t->size, t->node_of))
+            return node_map_error(t);
     } else {
         for (int r = 0; r < t->size; r++) {
             t->node_of[r] = r;
@@ -268,9 +264,16 @@ static rcoll_status_t team_setup(struct rcoll_team *t, const rcoll_oob_t *oob)
     free(info);
     if (st != RCOLL_OK)
         return st;
+    /* node_count is the same on every rank: all refuse alike, before any UCX resource. */
+    if (t->ctx->threaded && t->node_count > 1)
+        return rcoll_team_error(t, RCOLL_ERR_UNSUPPORTED,
+                                "team setup: the team spans %d nodes, and its context is used "
+                                "by several threads (teams across nodes share one UCX worker)",
+                                t->node_count);
     rcoll_wait_policy_init(&t->wait, &t->ctx->cfg, t->host_size, t->host_cores, t->node_count > 1);
+    /* Threads creating teams at once each get their own number (and shm segment name). */
+    t->serial = atomic_fetch_add_explicit(&t->ctx->teams_created, 1, memory_order_relaxed);
     st = rcoll_shm_create(t, oob, &t->tl); /* with ucx to the other nodes (node_count > 1) */
-    t->ctx->teams_created++;
     if (st == RCOLL_OK)
         resolve_overrides(t);
     return st;
@@ -286,7 +289,9 @@ rcoll_status_t rcoll_team_create(rcoll_context_t *ctx, const rcoll_oob_t *oob, r
         return RCOLL_ERR_NOMEM;
     rcoll_status_t st = team_setup(t, oob);
     if (st != RCOLL_OK) {
-        rcoll_log(ctx, RCOLL_LOG_INFO, "team creation failed on rank %d: %s", t->rank,
+        /* A threaded context's refusal of a team across nodes is the caller's to report. */
+        rcoll_log(ctx, st == RCOLL_ERR_UNSUPPORTED ? RCOLL_LOG_DEBUG : RCOLL_LOG_INFO,
+                  "team creation failed on rank %d: %s", t->rank,
                   t->last_error[0] ? t->last_error : rcoll_strerror(st));
         rcoll_team_destroy(t);
         return st;
@@ -402,6 +407,36 @@ static size_t receive_extent(rcoll_coll_t coll, const rcoll_args_t *a)
     }
 }
 
+void rcoll_team_note_size(struct rcoll_team *t, int peer, size_t theirs, size_t mine)
+{
+    if (t->size_error_seq == t->seq)
+        return; /* the first one of the call is reported */
+    t->size_error_seq = t->seq;
+    rcoll_team_error(t, RCOLL_ERR_TRUNCATE,
+                     "%s (call #%llu): rank %d sent %zu bytes where rank %d expects %zu (sizes "
+                     "must match between ranks)%s",
+                     t->coll, (unsigned long long)t->seq, peer, theirs, t->rank, mine,
+                     theirs > mine ? "; cut at the receiver's length" : "");
+}
+
+/* After a call: sizes that differ between ranks (an erroneous program), as receivers found
+ * them in the lines that carried their data (rcoll_team_note_size), or a single copy this rank
+ * sent or read that stopped at the end of the other side's buffer (tl->truncated). The call
+ * itself ran to its end on every rank, so the next one starts in step. */
+static rcoll_status_t check_sizes(struct rcoll_team *t, const rcoll_args_t *a)
+{
+    rcoll_tl_t *tl = t->tl;
+    if (t->size_error_seq == a->seq)
+        return RCOLL_ERR_TRUNCATE;
+    if (tl->truncated == a->seq)
+        return rcoll_team_error(t, RCOLL_ERR_TRUNCATE,
+                                "%s (call #%llu): a single copy between rank %d and rank %d "
+                                "passed the end of the buffer the other side advertised: cut "
+                                "there (sizes must match between ranks)",
+                                t->coll, (unsigned long long)a->seq, t->rank, tl->truncated_peer);
+    return RCOLL_OK;
+}
+
 rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *args)
 {
     rcoll_args_t *a = args;
@@ -428,14 +463,22 @@ rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *arg
         st = t->tl->ops->enter(t->tl, a->seq, a->target, a->target_bytes);
     if (st == RCOLL_OK)
         st = algo->run(a);
+    if (st == RCOLL_OK)
+        st = check_sizes(t, a);
     rcoll_status_t left = t->tl->ops->leave(t->tl, a->seq);
     return st != RCOLL_OK ? st : left;
 }
 
-rcoll_status_t rcoll_team_skip(struct rcoll_team *t)
+rcoll_status_t rcoll_team_pass(struct rcoll_team *t)
 {
     t->last_algo = "trivial";
     return t->tl->ops->leave(t->tl, ++t->seq);
+}
+
+rcoll_status_t rcoll_team_skip(struct rcoll_team *t)
+{
+    t->last_algo = "trivial"; /* every rank skips alike: no sequence number, nothing to tell */
+    return RCOLL_OK;
 }
 
 void *rcoll_team_tmp(struct rcoll_team *t, int slot, size_t bytes)

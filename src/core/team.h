@@ -3,6 +3,9 @@
 #ifndef RCOLL_CORE_TEAM_H
 #define RCOLL_CORE_TEAM_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "core/config.h"
@@ -19,13 +22,17 @@ struct rcoll_ucx_ctx;
 
 struct rcoll_context {
     rcoll_config_t cfg;
+    pthread_mutex_t lock;      /* held only while `ucx` is created (never across an exchange) */
     struct rcoll_ucx_ctx *ucx; /* UCP context, worker, registration cache (first multi-node team) */
-    unsigned teams_created; /* names shared-memory segments uniquely within the process */
+    _Atomic unsigned teams_created; /* numbers teams: names shm segments uniquely in the process */
+    bool threaded;             /* rcoll_context_set_threaded: teams spanning nodes are refused */
+    _Atomic bool node_map_warned; /* RCOLL_NODE_MAP did not fit a team: said once */
 };
 
 struct rcoll_team {
     rcoll_context_t *ctx;
     int rank, size;
+    unsigned serial;    /* this team's number in its context (names its shm segment) */
     int *node_of;       /* node id (0..node_count-1) of every rank */
     pid_t *pid_of;      /* process id of every rank */
     int node_count;
@@ -45,6 +52,7 @@ struct rcoll_team {
         size_t bytes;
         const struct rcoll_algo *algo;
     } chosen[RCOLL_COLL_COUNT];
+    uint64_t size_error_seq; /* the call in which a receiver found sizes that differ */
     const char *last_algo;
     char last_error[1024];
     rcoll_wait_policy_t wait;
@@ -57,8 +65,13 @@ struct rcoll_team {
  * calls its prepare, enters the transport, runs it and leaves. */
 struct rcoll_args;
 rcoll_status_t rcoll_team_run(struct rcoll_team *team, rcoll_coll_t coll, void *args);
-/* A call every rank knows to be empty: takes its sequence number and is done. */
+/* A call every rank knows to be empty (a team of one, zero bytes where all ranks name the same
+ * size): returns at once, taking no sequence number (every rank skips it alike). */
 rcoll_status_t rcoll_team_skip(struct rcoll_team *team);
+/* A v-form call in which this rank moves nothing (its counts are all zero; its peers, knowing
+ * them, expect nothing of it): takes the sequence number and leaves (the done word peers'
+ * flow control reads), without entering. */
+rcoll_status_t rcoll_team_pass(struct rcoll_team *team);
 /* A scratch buffer of at least `bytes` that stays valid until the next call for the same slot
  * (grown as needed, freed with the team); NULL when out of memory. */
 void *rcoll_team_tmp(struct rcoll_team *team, int slot, size_t bytes);
@@ -72,6 +85,9 @@ rcoll_status_t rcoll_team_error(struct rcoll_team *team, rcoll_status_t status, 
 rcoll_status_t rcoll_team_wait_failed(struct rcoll_team *team, rcoll_status_t status, int peer,
                                       int (*arrived)(void *arg, int rank),
                                       int (*gone)(void *arg, int rank), void *arg);
+/* A receiver found that `peer` sent `theirs` bytes where it expects `mine` (sizes differ
+ * between ranks): noted, the call goes on to its end, and then returns RCOLL_ERR_TRUNCATE. */
+void rcoll_team_note_size(struct rcoll_team *team, int peer, size_t theirs, size_t mine);
 /* Rank r runs on this host and its process has ended (exited, killed, or a zombie not yet
  * reaped by its parent). */
 bool rcoll_team_process_gone(const struct rcoll_team *team, int r);

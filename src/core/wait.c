@@ -45,7 +45,9 @@ void rcoll_wait_policy_init(rcoll_wait_policy_t *policy, const rcoll_config_t *c
     policy->mode = cfg->wait_mode;
     policy->crowded = crowded && cfg->wait_mode == RCOLL_WAIT_AUTO;
     policy->idle_core_polls = 20000;
-    policy->timeout_ns = (uint64_t)(cfg->timeout_s * 1e9);
+    policy->timeout_ns = (uint64_t)(cfg->timeout_s * 1e9); /* at most 1e18 (RCOLL_TIMEOUT_MAX) */
+    if (cfg->timeout_s > 0 && policy->timeout_ns == 0)
+        policy->timeout_ns = 1; /* a timeout under 1 ns is 1 ns, not none */
     /* Network writes wake no futex sleeper: sleep in short slices. */
     policy->block_slice_ns = network ? 100 * 1000 : 1000 * 1000;
     switch (cfg->wait_mode) {
@@ -59,8 +61,14 @@ void rcoll_wait_policy_init(rcoll_wait_policy_t *policy, const rcoll_config_t *c
          * more were 2-20x slower). Across nodes every poll is also an epoll_wait on the
          * network: yielding at the first miss took small collectives 2-5% faster at np=4
          * over UCX tcp (docs/tuning.md). */
-        policy->spin_iters = crowded ? (network ? 0 : 2) : 20000;
-        policy->yield_iters = crowded ? 2000 : 200;
+        /* Each rank owning a core does not yield at all: a yield hands the core to whatever
+         * else is runnable on it (a CPU-bound process beside the job) for the rest of its time
+         * slice, milliseconds, while the peer answers within microseconds (np=2 beside one
+         * busy process: 40-270 us per small call with 200 yields, docs/tuning.md). It spins
+         * ~150 us instead and then sleeps on the futex: the writer's wake gives the core back
+         * at once (a woken sleeper preempts a CPU-bound task). */
+        policy->spin_iters = crowded ? (network ? 0 : 2) : 60000;
+        policy->yield_iters = crowded ? 2000 : 0;
         break;
     }
     if (cfg->spin_iters >= 0)

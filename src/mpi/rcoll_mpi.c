@@ -14,13 +14,24 @@
  * - Before a team is created the ranks agree (PMPI_Allreduce) that each has an rcoll context; a
  *   team creation that fails (agreed on every rank either way) caches a "use PMPI" marker
  *   instead, so the communicator never retries.
+ * - Threads: any thread level. Under MPI_THREAD_MULTIPLE threads call collectives on different
+ *   communicators at once (the program orders the calls on any one communicator, MPI's rule),
+ *   each on that communicator's team; the context is shared (rcoll_context_set_threaded). The
+ *   per-call lookup takes no lock (an atomic load of the state, then MPI_Comm_get_attr); a
+ *   mutex guards only the list of live teams, the context's creation and a late set-up, and is
+ *   never held across a collective or a team creation (thread A of rank 0 holding it for comm1
+ *   while thread B of rank 1 holds it for comm2 would deadlock).
  * - Straight to PMPI_: intercommunicators; RCOLL_MPI_DISABLE set to anything but "" or "0" (read
- *   once, at MPI_Init); and the whole process when MPI provides MPI_THREAD_MULTIPLE, because
- *   collectives from several threads would otherwise share one rcoll context, which is used by
- *   one thread at a time. Both switches are agreed over MPI_COMM_WORLD at MPI_Init (when MPI_Init
- *   is not seen, e.g. MPI initialised before this library was loaded, each rank decides alone).
- *   A rooted collective with an invalid root goes to PMPI_ too (which reports it). Communicators
- *   of one rank use rcoll like any other.
+ *   once, at MPI_Init); a process without an rcoll context (a rejected RCOLL_* value); and,
+ *   under MPI_THREAD_MULTIPLE, a communicator whose team would span several nodes (such teams
+ *   share one UCX worker, used by one thread at a time): the threaded context refuses it on
+ *   every rank alike, from the node count all ranks compute. The switch and the thread level
+ *   (the highest of any rank) are agreed over MPI_COMM_WORLD at MPI_Init (when MPI_Init is not
+ *   seen, e.g. MPI initialised before this library was loaded, each rank decides alone). Each
+ *   of these reasons is logged once per process at RCOLL_LOG=info ("rcoll[pid]: ...: ... go to
+ *   the MPI library"; RCOLL_LOG is read here too, as the context may not exist). A rooted
+ *   collective with an invalid root goes to PMPI_ too (which reports it). Communicators of one
+ *   rank use rcoll like any other.
  * - rcoll or PMPI_ is decided from what every rank knows alike (the communicator's team, the
  *   collective, the root), never from one rank's counts, displacements or datatype layout,
  *   which the others cannot see. Data is handed to rcoll in bytes: count * size(type) per
@@ -30,26 +41,39 @@
  *   displacement) is packed with PMPI_Pack into a contiguous temporary and unpacked with
  *   PMPI_Unpack afterwards, on either side. MPI_IN_PLACE maps to RCOLL_IN_PLACE, and arguments
  *   MPI calls insignificant on a rank (e.g. recvtype at a gather's non-roots) are never read.
- *   MPI_Allgather with zero bytes per rank returns MPI_SUCCESS at once on every rank; the other
- *   collectives pass zero sizes to rcoll, which skips what is empty everywhere.
- * - An rcoll error prints "rcoll: <detail>" on stderr and raises MPI_ERR_OTHER through the
- *   communicator's error handler; a local problem (bad count or type, send and receive sizes
- *   that differ, no memory, PMPI_Pack failing) prints "rcoll: MPI_<Coll>: <what>" and raises
- *   the matching MPI error code the same way.
+ *   A count of zero in a collective without v (zero on every rank, by the type-signature rule)
+ *   goes to PMPI_, which returns at once; the v-forms pass zero sizes to rcoll, where a rank
+ *   that moves nothing takes the call's number and leaves without waiting.
+ * - An rcoll error prints "rcoll: <detail>" on stderr and raises its MPI error class through
+ *   the communicator's error handler (MPI_ERR_TRUNCATE for sizes that differ between ranks,
+ *   MPI_ERR_OTHER for a peer gone or a timeout); a local problem (bad count or type, send and
+ *   receive sizes that differ, aliased buffers, no memory, PMPI_Pack failing) prints
+ *   "rcoll: MPI_<Coll>: rank R of P: <what>" and raises the matching MPI error class the same
+ *   way, after taking part with scratch buffers where its peers may be in the call
+ *   (rcoll_mpi_colls.c, "Erroneous calls").
  * Packing assumes a homogeneous machine (MPI's internal pack format is the raw bytes); one
  * element of a non-plain datatype must be below 2 GiB.
  */
 #include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include "mpi/rcoll_mpi_internal.h"
 #include "rcoll/rcoll.h"
 #include "rcoll/rcoll_mpi.h"
 
 enum { STATE_UNSET = 0, STATE_ON, STATE_OFF, STATE_FINALIZED };
+/* RCOLL_LOG's levels, as the core reads them (the drop-in logs before any context exists). */
+enum { LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
+/* Why collectives go to PMPI_: each reason is logged once per process. */
+enum { ASIDE_PROCESS, ASIDE_INTERCOMM, ASIDE_NODES, ASIDE_NO_CONTEXT, ASIDE_TEAM, ASIDE_COUNT };
 
 /* A live team, cached on its communicator. */
 struct team_node {
@@ -58,23 +82,38 @@ struct team_node {
     struct team_node *prev, *next;
 };
 
-/* The only global: everything the drop-in keeps for the process. */
+/* The only global: everything the drop-in keeps for the process. state is read without a
+ * lock on every call; ctx, ctx_status and live change under `lock`, which is held only for
+ * such local work, never across an MPI collective or a team creation. */
 static struct {
-    int state;           /* STATE_* */
+    _Atomic int state;   /* STATE_* */
     int keyval;          /* communicator attribute holding a struct team_node * or &g.pmpi_marker */
-    int thread_level;    /* provided by MPI */
+    int thread_level;    /* provided by MPI (the highest of all ranks where agreed) */
     int disabled;        /* RCOLL_MPI_DISABLE */
-    int ctx_failed;      /* rcoll_context_create failed once: never retried */
-    int warned;          /* the team-creation warning was printed */
+    int log_level;       /* RCOLL_LOG (LOG_*) */
+    _Atomic int logged[ASIDE_COUNT]; /* the line for this reason was printed */
+    pthread_mutex_t lock;
+    rcoll_status_t ctx_status; /* of rcoll_context_create, called once */
     rcoll_context_t *ctx;
     struct team_node *live;
     char pmpi_marker;    /* its address is the attribute value meaning "use PMPI" */
-} g = { STATE_UNSET, MPI_KEYVAL_INVALID, 0, 0, 0, 0, NULL, NULL, 0 };
+} g = {.state = STATE_UNSET, .keyval = MPI_KEYVAL_INVALID, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 #define PMPI_MARKER ((void *)&g.pmpi_marker)
 
+static void link_node(struct team_node *n)
+{
+    pthread_mutex_lock(&g.lock);
+    n->next = g.live;
+    if (g.live)
+        g.live->prev = n;
+    g.live = n;
+    pthread_mutex_unlock(&g.lock);
+}
+
 static void unlink_node(struct team_node *n)
 {
+    pthread_mutex_lock(&g.lock);
     if (n->prev)
         n->prev->next = n->next;
     else if (g.live == n)
@@ -82,6 +121,57 @@ static void unlink_node(struct team_node *n)
     if (n->next)
         n->next->prev = n->prev;
     n->prev = n->next = NULL;
+    pthread_mutex_unlock(&g.lock);
+}
+
+static struct team_node *first_live(void)
+{
+    pthread_mutex_lock(&g.lock);
+    struct team_node *n = g.live;
+    pthread_mutex_unlock(&g.lock);
+    return n;
+}
+
+static int read_log_level(void)
+{
+    static const char *const names[] = {"error", "warn", "info", "debug"};
+    const char *v = getenv("RCOLL_LOG");
+    for (int i = 0; v != NULL && i < 4; i++)
+        if (strcasecmp(v, names[i]) == 0)
+            return i;
+    return LOG_WARN; /* unset, or invalid (the context then reports it) */
+}
+
+/* Says why collectives go to the MPI library: one line per reason and process, at `level` and
+ * above, in the core's log format. */
+static void log_aside(int reason, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void log_aside(int reason, int level, const char *fmt, ...)
+{
+    if (g.log_level < level || atomic_exchange(&g.logged[reason], 1))
+        return;
+    char line[512];
+    int n = snprintf(line, sizeof line, "rcoll[%d]: ", (int)getpid());
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s\n", line);
+}
+
+/* "MPI_COMM_WORLD (4 ranks)", or "a communicator of 4 ranks" if it has no name (an
+ * intercommunicator: the ranks of the local group). */
+static const char *comm_label(MPI_Comm comm, char *buf, size_t len)
+{
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int nlen = 0, size = 0;
+    PMPI_Comm_size(comm, &size);
+    const char *s = size == 1 ? "" : "s";
+    if (PMPI_Comm_get_name(comm, name, &nlen) == MPI_SUCCESS && nlen > 0)
+        snprintf(buf, len, "%s (%d rank%s)", name, size, s);
+    else
+        snprintf(buf, len, "a communicator of %d rank%s", size, s);
+    return buf;
 }
 
 static int delete_attr_fn(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state)
@@ -92,38 +182,74 @@ static int delete_attr_fn(MPI_Comm comm, int keyval, void *attribute_val, void *
     if (attribute_val == NULL || attribute_val == PMPI_MARKER)
         return MPI_SUCCESS;
     struct team_node *n = attribute_val;
-    unlink_node(n);
+    unlink_node(n); /* the team itself is destroyed outside the lock */
     if (n->team)
         rcoll_team_destroy(n->team);
     free(n);
     return MPI_SUCCESS;
 }
 
-/* Reads the switches and creates the keyval; `agree` makes the result the same on every rank
- * of MPI_COMM_WORLD (only where every rank calls it, i.e. from MPI_Init). */
+/* Why this process sends every collective to PMPI_ (setup agreed on "off"). */
+static void log_process_off(int keyval_failed)
+{
+    const char *d = getenv("RCOLL_MPI_DISABLE");
+    if (g.disabled)
+        log_aside(ASIDE_PROCESS, LOG_INFO, "RCOLL_MPI_DISABLE=%s: every collective goes to the "
+                  "MPI library", d);
+    else if (keyval_failed)
+        log_aside(ASIDE_PROCESS, LOG_WARN, "MPI_Comm_create_keyval failed: every collective goes "
+                  "to the MPI library");
+    else
+        log_aside(ASIDE_PROCESS, LOG_INFO, "another rank of MPI_COMM_WORLD has RCOLL_MPI_DISABLE "
+                  "set (or no communicator attribute): every collective goes to the MPI library");
+}
+
+/* Reads the switches and creates the keyval; `agree` makes the result (and the thread level)
+ * the same on every rank of MPI_COMM_WORLD (only where every rank calls it: from MPI_Init). */
 static void setup(int agree)
 {
     const char *d = getenv("RCOLL_MPI_DISABLE");
     g.disabled = d != NULL && d[0] != '\0' && strcmp(d, "0") != 0;
+    g.log_level = read_log_level();
     g.thread_level = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&g.thread_level);
-    int off = g.disabled || g.thread_level == MPI_THREAD_MULTIPLE;
-    if (!off && PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_attr_fn, &g.keyval, NULL)
-                    != MPI_SUCCESS) {
+    int keyval_failed = 0;
+    if (!g.disabled && PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_attr_fn, &g.keyval,
+                                               NULL) != MPI_SUCCESS) {
         g.keyval = MPI_KEYVAL_INVALID;
-        off = 1;
+        keyval_failed = 1;
     }
-    if (agree) {
-        int any = 1;
-        if (PMPI_Allreduce(&off, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
-            any = 1;
-        if (any && !off) {
+    /* off, and the thread level: MPI_THREAD_SINGLE < ... < MPI_THREAD_MULTIPLE (the standard) */
+    int mine[2] = {g.disabled || keyval_failed, g.thread_level};
+    int all[2] = {mine[0], mine[1]};
+    if (agree && PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+        all[0] = 1;
+    g.thread_level = all[1];
+    if (all[0]) {
+        if (g.keyval != MPI_KEYVAL_INVALID)
             PMPI_Comm_free_keyval(&g.keyval);
-            g.keyval = MPI_KEYVAL_INVALID;
-        }
-        off = any;
+        g.keyval = MPI_KEYVAL_INVALID;
+        log_process_off(keyval_failed);
     }
-    g.state = off ? STATE_OFF : STATE_ON;
+    atomic_store_explicit(&g.state, all[0] ? STATE_OFF : STATE_ON, memory_order_release);
+}
+
+/* MPI initialised without our MPI_Init (e.g. before this library was loaded): each rank sets up
+ * alone, once, on its first collective. Whether rcoll is on. */
+static int late_setup(void)
+{
+    if (atomic_load_explicit(&g.state, memory_order_acquire) != STATE_UNSET)
+        return 0;
+    int initialized = 0, finalized = 0;
+    PMPI_Initialized(&initialized);
+    PMPI_Finalized(&finalized);
+    if (!initialized || finalized)
+        return 0;
+    pthread_mutex_lock(&g.lock); /* threads on their first collectives at once: one sets up */
+    if (atomic_load_explicit(&g.state, memory_order_acquire) == STATE_UNSET)
+        setup(0);
+    pthread_mutex_unlock(&g.lock);
+    return atomic_load_explicit(&g.state, memory_order_acquire) == STATE_ON;
 }
 
 static void set_attr_or_abort(MPI_Comm comm, void *val)
@@ -135,83 +261,95 @@ static void set_attr_or_abort(MPI_Comm comm, void *val)
     }
 }
 
+/* The process's rcoll context, created on first use; NULL if that failed (never retried). */
+static rcoll_context_t *get_context(void)
+{
+    pthread_mutex_lock(&g.lock);
+    if (g.ctx == NULL && g.ctx_status == RCOLL_OK) {
+        g.ctx_status = rcoll_context_create(&g.ctx);
+        if (g.ctx_status != RCOLL_OK)
+            g.ctx = NULL;
+        else if (g.thread_level == MPI_THREAD_MULTIPLE)
+            rcoll_context_set_threaded(g.ctx, 1); /* teams across nodes: refused, agreed */
+    }
+    rcoll_context_t *ctx = g.ctx;
+    pthread_mutex_unlock(&g.lock);
+    return ctx;
+}
+
+/* Says (once per process and reason) why comm got no team: its collectives go to PMPI_. An
+ * unexpected failure is a warning on the communicator's rank 0, the rest is information. */
+static void log_no_team(MPI_Comm comm, rcoll_context_t *ctx, int local_fail, int any_fail,
+                        rcoll_status_t st)
+{
+    char label[MPI_MAX_OBJECT_NAME + 64];
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    comm_label(comm, label, sizeof label);
+    int level = rank == 0 ? LOG_WARN : LOG_INFO;
+    if (!any_fail && st == RCOLL_ERR_UNSUPPORTED && g.thread_level == MPI_THREAD_MULTIPLE)
+        log_aside(ASIDE_NODES, LOG_INFO, "%s spans several nodes, and MPI provides "
+                  "MPI_THREAD_MULTIPLE (teams across nodes share one UCX worker, used by one "
+                  "thread at a time): its collectives go to the MPI library", label);
+    else if (ctx == NULL)
+        log_aside(ASIDE_NO_CONTEXT, level, "no rcoll context on this rank (%s): collectives go "
+                  "to the MPI library", rcoll_strerror(g.ctx_status));
+    else if (any_fail)
+        log_aside(ASIDE_NO_CONTEXT, level, "%s: %s: its collectives go to the MPI library",
+                  label, local_fail ? "out of memory" : "a rank has no rcoll context");
+    else
+        log_aside(ASIDE_TEAM, level, "%s: team creation failed (%s): its collectives go to the "
+                  "MPI library", label, rcoll_strerror(st));
+}
+
 /* Creates the team of an intracommunicator that has none yet (collective over comm). */
 static rcoll_team_t *create_team(MPI_Comm comm)
 {
     int inter = 0;
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
+        char label[MPI_MAX_OBJECT_NAME + 64];
+        log_aside(ASIDE_INTERCOMM, LOG_INFO, "%s (local group) is an intercommunicator: "
+                  "collectives on intercommunicators go to the MPI library",
+                  comm_label(comm, label, sizeof label));
         set_attr_or_abort(comm, PMPI_MARKER);
         return NULL;
     }
-    int local_fail = 0;
-    rcoll_status_t st = RCOLL_OK;
-    if (g.ctx == NULL && !g.ctx_failed) {
-        st = rcoll_context_create(&g.ctx);
-        if (st != RCOLL_OK) {
-            g.ctx = NULL;
-            g.ctx_failed = 1;
-        }
-    }
-    if (g.ctx == NULL)
-        local_fail = 1;
+    rcoll_context_t *ctx = get_context();
     struct team_node *n = calloc(1, sizeof(*n));
-    if (n == NULL)
-        local_fail = 1;
+    int local_fail = ctx == NULL || n == NULL;
     /* Every rank takes the same path, even if only one of them lacks a context. */
     int any_fail = 1;
     if (PMPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
         any_fail = 1;
     rcoll_team_t *team = NULL;
+    rcoll_status_t st = RCOLL_ERR_INVALID;
     if (!any_fail) {
         MPI_Comm oob_comm = comm; /* lives while the team is created */
         rcoll_oob_t oob;
         rcoll_oob_from_mpi_comm(&oob_comm, &oob);
-        st = rcoll_team_create(g.ctx, &oob, &team);
+        st = rcoll_team_create(ctx, &oob, &team);
         if (st != RCOLL_OK)
             team = NULL;
-    } else if (st == RCOLL_OK) {
-        st = g.ctx_failed ? RCOLL_ERR_INVALID : RCOLL_ERR_NOMEM;
     }
     if (team == NULL) {
         free(n);
-        int rank = 0, size = 0;
-        PMPI_Comm_rank(comm, &rank);
-        PMPI_Comm_size(comm, &size);
-        if (!g.warned && rank == 0) {
-            g.warned = 1;
-            fprintf(stderr,
-                    "rcoll: no team for a communicator of %d ranks (%s%s): its collectives use "
-                    "the MPI library\n",
-                    size, any_fail ? "a rank has no rcoll context: " : "", rcoll_strerror(st));
-        }
+        log_no_team(comm, ctx, local_fail, any_fail, st);
         set_attr_or_abort(comm, PMPI_MARKER);
         return NULL;
     }
     n->comm = comm;
     n->team = team;
-    n->next = g.live;
-    if (g.live)
-        g.live->prev = n;
-    g.live = n;
+    link_node(n);
     set_attr_or_abort(comm, n);
     return team;
 }
 
-/* The team that runs this communicator's collectives, or NULL for PMPI. */
+/* The team that runs this communicator's collectives, or NULL for PMPI. No lock: threads
+ * calling at once use different communicators (MPI's rule), and the attribute is MPI's. */
 rcoll_team_t *rmpi_team_for(MPI_Comm comm)
 {
-    if (g.state != STATE_ON) {
-        if (g.state != STATE_UNSET)
-            return NULL;
-        int initialized = 0, finalized = 0;
-        PMPI_Initialized(&initialized);
-        PMPI_Finalized(&finalized);
-        if (!initialized || finalized)
-            return NULL;
-        setup(0);
-        if (g.state != STATE_ON)
-            return NULL;
-    }
+    if (atomic_load_explicit(&g.state, memory_order_acquire) != STATE_ON && !late_setup())
+        return NULL;
     if (comm == MPI_COMM_NULL)
         return NULL;
     void *val = NULL;
@@ -229,8 +367,11 @@ int rmpi_rcoll_failed(rcoll_team_t *team, rcoll_status_t st, MPI_Comm comm)
     if (detail == NULL || detail[0] == '\0')
         detail = rcoll_strerror(st);
     fprintf(stderr, "rcoll: %s\n", detail);
-    PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
-    return MPI_ERR_OTHER;
+    int code = st == RCOLL_ERR_TRUNCATE ? MPI_ERR_TRUNCATE
+               : st == RCOLL_ERR_ARG    ? MPI_ERR_ARG
+                                        : MPI_ERR_OTHER;
+    PMPI_Comm_call_errhandler(comm, code);
+    return code;
 }
 
 int rmpi_local_failed(MPI_Comm comm, int code, const char *coll, const char *what)
@@ -240,10 +381,32 @@ int rmpi_local_failed(MPI_Comm comm, int code, const char *coll, const char *wha
     return code;
 }
 
+/* The size of a common predefined type whose bytes fill its extent (size == extent, lb 0),
+ * by comparing handles: no MPI call on the path of most calls; 0 for any other type. */
+static int named_plain_size(MPI_Datatype t)
+{
+    if (t == MPI_BYTE || t == MPI_CHAR || t == MPI_SIGNED_CHAR || t == MPI_UNSIGNED_CHAR ||
+        t == MPI_INT8_T || t == MPI_UINT8_T)
+        return 1;
+    if (t == MPI_INT || t == MPI_DOUBLE || t == MPI_FLOAT || t == MPI_UNSIGNED ||
+        t == MPI_INT32_T || t == MPI_UINT32_T)
+        return t == MPI_DOUBLE ? (int)sizeof(double) : 4;
+    if (t == MPI_LONG || t == MPI_UNSIGNED_LONG)
+        return (int)sizeof(long);
+    if (t == MPI_LONG_LONG || t == MPI_UNSIGNED_LONG_LONG || t == MPI_INT64_T ||
+        t == MPI_UINT64_T)
+        return 8;
+    if (t == MPI_SHORT || t == MPI_UNSIGNED_SHORT || t == MPI_INT16_T || t == MPI_UINT16_T)
+        return 2;
+    return 0;
+}
+
 /* Whether `count` elements of `type` are plain bytes in type-map order starting at the buffer
  * address: a padding-free predefined type, or contiguous/dup of one without resizing. */
 static int layout_is_plain(MPI_Datatype type, int depth)
 {
+    if (named_plain_size(type))
+        return 1;
     int ni = 0, na = 0, nd = 0, combiner = 0;
     if (depth > 16 || PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
         return 0;
@@ -322,6 +485,12 @@ int rmpi_dtype(MPI_Datatype type, rmpi_dtype_t *d)
 {
     MPI_Aint lb = 0;
     d->type = type;
+    int named = named_plain_size(type);
+    if (named) {
+        d->size = d->extent = named;
+        d->plain = 1;
+        return MPI_SUCCESS;
+    }
     if (PMPI_Type_size_x(type, &d->size) != MPI_SUCCESS || d->size < 0 ||
         PMPI_Type_get_extent(type, &lb, &d->extent) != MPI_SUCCESS)
         return MPI_ERR_TYPE;
@@ -349,15 +518,41 @@ int rmpi_unpack(const char *in, size_t count, const rmpi_dtype_t *d, void *out, 
     return unpack_elems(in, count, d->type, d->size, d->extent, out, comm);
 }
 
+static int type_size(MPI_Datatype type, MPI_Count *size)
+{
+    int named = named_plain_size(type);
+    if (named) {
+        *size = named;
+        return MPI_SUCCESS;
+    }
+    return PMPI_Type_size_x(type, size);
+}
+
 static int ag_failed(MPI_Comm comm, int code, const char *what)
 {
-    return rmpi_local_failed(comm, code, "MPI_Allgather", what);
+    int rank = 0, size = 0;
+    char msg[256];
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_size(comm, &size);
+    snprintf(msg, sizeof msg, "rank %d of %d: %s", rank, size, what);
+    return rmpi_local_failed(comm, code, "MPI_Allgather", msg);
+}
+
+/* An erroneous call whose peers may already be in it still takes part (scratch buffers, the
+ * size the receive side names), as in rcoll_mpi_colls.c's "Erroneous calls". */
+static void ag_stand_in(rcoll_team_t *team, size_t bytes)
+{
+    size_t n = (size_t)rcoll_team_size(team);
+    char *tmp = bytes <= SIZE_MAX / n ? calloc(n, bytes) : NULL;
+    if (tmp)
+        rcoll_allgather(team, RCOLL_IN_PLACE, tmp, bytes);
+    free(tmp);
 }
 
 int MPI_Init(int *argc, char ***argv)
 {
     int rc = PMPI_Init(argc, argv);
-    if (rc == MPI_SUCCESS && g.state == STATE_UNSET)
+    if (rc == MPI_SUCCESS && atomic_load(&g.state) == STATE_UNSET)
         setup(1);
     return rc;
 }
@@ -365,18 +560,20 @@ int MPI_Init(int *argc, char ***argv)
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
-    if (rc == MPI_SUCCESS && g.state == STATE_UNSET)
+    if (rc == MPI_SUCCESS && atomic_load(&g.state) == STATE_UNSET)
         setup(1);
     return rc;
 }
 
+/* Called once no other thread is in MPI (MPI's rule). */
 int MPI_Finalize(void)
 {
-    if (g.state == STATE_ON || g.state == STATE_OFF) {
-        while (g.live != NULL) {
-            struct team_node *n = g.live;
+    int state = atomic_load(&g.state);
+    if (state == STATE_ON || state == STATE_OFF) {
+        struct team_node *n;
+        while ((n = first_live()) != NULL) {
             PMPI_Comm_delete_attr(n->comm, g.keyval); /* runs delete_attr_fn */
-            if (g.live == n) { /* the callback did not run: free it here */
+            if (first_live() == n) { /* the callback did not run: free it here */
                 unlink_node(n);
                 rcoll_team_destroy(n->team);
                 free(n);
@@ -388,7 +585,7 @@ int MPI_Finalize(void)
             rcoll_context_destroy(g.ctx);
         g.ctx = NULL;
     }
-    g.state = STATE_FINALIZED;
+    atomic_store(&g.state, STATE_FINALIZED);
     return PMPI_Finalize();
 }
 
@@ -404,11 +601,20 @@ int MPI_Barrier(MPI_Comm comm)
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    rcoll_team_t *team = rmpi_team_for(comm);
-    MPI_Count rsize = 0;
-    if (team == NULL || recvcount < 0 || PMPI_Type_size_x(recvtype, &rsize) != MPI_SUCCESS ||
-        rsize < 0)
+    rcoll_team_t *team = (sendbuf == MPI_IN_PLACE ? recvcount : sendcount) == 0
+                             ? NULL /* zero on every rank (type signatures): MPI returns at once */
+                             : rmpi_team_for(comm);
+    if (team == NULL)
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    MPI_Count rsize = 0, ssize = 0;
+    int send_ok = sendbuf != MPI_IN_PLACE && sendcount >= 0 &&
+                  type_size(sendtype, &ssize) == MPI_SUCCESS && ssize >= 0;
+    if (recvcount < 0 || type_size(recvtype, &rsize) != MPI_SUCCESS || rsize < 0) {
+        if (send_ok && (size_t)sendcount <= SIZE_MAX / ((size_t)ssize + 1))
+            ag_stand_in(team, (size_t)sendcount * (size_t)ssize);
+        return ag_failed(comm, recvcount < 0 ? MPI_ERR_COUNT : MPI_ERR_TYPE,
+                         "invalid receive count or type");
+    }
     /* Bytes per rank: the same on every rank (type signatures match). */
     if (recvcount > 0 && (unsigned long long)rsize > SIZE_MAX / (size_t)recvcount)
         return ag_failed(comm, MPI_ERR_COUNT, "message too large");
@@ -419,17 +625,20 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     int rank = rcoll_team_rank(team);
     size_t nranks = (size_t)rcoll_team_size(team);
     int in_place = sendbuf == MPI_IN_PLACE;
-    MPI_Count ssize = 0;
     if (!in_place) {
-        if (sendcount < 0 || PMPI_Type_size_x(sendtype, &ssize) != MPI_SUCCESS || ssize < 0)
-            return ag_failed(comm, MPI_ERR_TYPE, "invalid send count or type");
+        if (!send_ok) {
+            ag_stand_in(team, bytes);
+            return ag_failed(comm, sendcount < 0 ? MPI_ERR_COUNT : MPI_ERR_TYPE,
+                             "invalid send count or type");
+        }
         if ((unsigned long long)ssize * (unsigned long long)sendcount != bytes) {
-            /* Erroneous program (type signatures differ): where possible still take part so
-             * that the other ranks complete, then report. */
-            if (layout_is_plain(recvtype, 0))
-                rcoll_allgather(team, RCOLL_IN_PLACE, recvbuf, bytes);
+            ag_stand_in(team, bytes);
             return ag_failed(comm, MPI_ERR_TRUNCATE,
                              "send and receive sizes differ (type signature mismatch)");
+        }
+        if (sendbuf == recvbuf) {
+            ag_stand_in(team, bytes);
+            return ag_failed(comm, MPI_ERR_BUFFER, "send and receive buffer alias (use MPI_IN_PLACE)");
         }
     }
     MPI_Aint rlb = 0, rextent = 0;

@@ -2,11 +2,13 @@
  * MPI_Bcast, MPI_Gather, MPI_Scatter and the v-forms MPI_Allgatherv, MPI_Alltoallv, MPI_Gatherv,
  * MPI_Scatterv, on rcoll's byte-counted calls. The rules of rcoll_mpi.c's first comment hold;
  * what is particular to these:
- * - rcoll or PMPI_ is decided from the communicator (its team) and the root only, as every rank
- *   knows them; never from a rank's counts, displacements or datatypes, which the other ranks
- *   cannot see (a v-form's counts, recvtype at the non-roots). An invalid root goes to PMPI_,
- *   which reports it. Zero bytes go through rcoll as well: it skips calls that are empty on
- *   every rank by itself, so all ranks keep counting the team's collectives alike.
+ * - rcoll or PMPI_ is decided from the communicator (its team) and the root, as every rank
+ *   knows them, and for the forms without v from a count of zero: MPI's type-signature rule
+ *   makes it zero on every rank then, so every rank goes to PMPI_, which returns at once (and
+ *   checks the other arguments), and rcoll's sequence numbers are untouched. Never from a v-form's
+ *   counts, displacements or datatypes, which the other ranks cannot see. An invalid root goes
+ *   to PMPI_, which reports it. A v-form rank whose counts are all zero still calls rcoll: it
+ *   takes the call's sequence number and leaves without waiting for anyone.
  * - An argument MPI calls insignificant on this rank (the receive side of a gather and the send
  *   side of a scatter off the root, the send side of an in-place call) is never read.
  * - A plain datatype (its bytes back to back, see layout_is_plain) passes straight through:
@@ -15,10 +17,15 @@
  *   back to back in rank order: packed (PMPI_Pack) before the call, unpacked after. A block the
  *   caller holds in place is packed before and not unpacked.
  * - A local problem (invalid count or type, sizes that differ between the send and receive
- *   side, no memory) prints "rcoll: MPI_<Coll>: <what>" and raises the MPI error code through the
- *   communicator's error handler, as does an rcoll error (MPI_ERR_OTHER).
+ *   side, aliased buffers, MPI_IN_PLACE where MPI forbids it, no memory) prints
+ *   "rcoll: MPI_<Coll>: rank R of P: <what>" and raises the MPI error class through the
+ *   communicator's error handler, as does an rcoll error (rmpi_rcoll_failed). Its peers may
+ *   already be in the call: where the sizes they expect are known (one side of the call is
+ *   valid), the rank first takes part with scratch buffers (see "Erroneous calls" below).
  */
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,7 +51,9 @@ static void *xalloc(size_t n)
 
 static int fail(const call_t *c, int code, const char *what)
 {
-    return rmpi_local_failed(c->comm, code, c->name, what);
+    char msg[256];
+    snprintf(msg, sizeof msg, "rank %d of %d: %s", c->rank, c->size, what);
+    return rmpi_local_failed(c->comm, code, c->name, msg);
 }
 
 static int finish(const call_t *c, rcoll_status_t st)
@@ -81,15 +90,6 @@ static int typed(const call_t *c, MPI_Datatype type, int count, rmpi_dtype_t *d,
     return MPI_SUCCESS;
 }
 
-/* n * block bytes, or MPI_ERR_COUNT. */
-static int times(const call_t *c, size_t n, size_t block, size_t *total)
-{
-    if (n != 0 && block > SIZE_MAX / n)
-        return fail(c, MPI_ERR_COUNT, "message too large");
-    *total = n * block;
-    return MPI_SUCCESS;
-}
-
 static int no_mem(const call_t *c)
 {
     return fail(c, MPI_ERR_NO_MEM, "out of memory for the packing buffer");
@@ -98,6 +98,11 @@ static int no_mem(const call_t *c)
 static int mismatch(const call_t *c)
 {
     return fail(c, MPI_ERR_TRUNCATE, "send and receive sizes differ (type signature mismatch)");
+}
+
+static int aliased(const call_t *c)
+{
+    return fail(c, MPI_ERR_BUFFER, "send and receive buffer alias (use MPI_IN_PLACE)");
 }
 
 static int pack(const call_t *c, const void *in, size_t count, const rmpi_dtype_t *d, char *out)
@@ -155,6 +160,7 @@ static int unpack_blocks(const call_t *c, const char *tmp, size_t n, size_t bloc
 
 /* Byte counts and displacements over `view`: the user's buffer (plain datatype and no negative
  * displacement) or `tmp`, the blocks packed back to back in rank order. */
+#define VSIDE_LOCAL 16 /* ranks whose byte counts fit in the side itself: no allocation */
 typedef struct {
     size_t *counts, *displs;
     char *view, *tmp;
@@ -162,20 +168,31 @@ typedef struct {
     const int *ucounts, *udispls;
     rmpi_dtype_t d;
     int n;
+    size_t local[2 * VSIDE_LOCAL];
 } vside_t;
 
 static void vside_free(vside_t *v)
 {
-    free(v->counts);
+    if (v->counts != v->local)
+        free(v->counts);
     free(v->tmp);
     v->counts = NULL;
     v->tmp = NULL;
 }
 
+/* The bytes of all blocks of a side. */
+static size_t vside_total(const vside_t *v)
+{
+    size_t total = 0;
+    for (int i = 0; i < v->n; i++)
+        total += v->counts[i];
+    return total;
+}
+
 static int vside_init(const call_t *c, vside_t *v, const void *buf, const int *counts,
                       const int *displs, MPI_Datatype type)
 {
-    memset(v, 0, sizeof *v);
+    memset(v, 0, offsetof(vside_t, local)); /* the local counts are written before use */
     v->buf = (void *)buf;
     v->ucounts = counts;
     v->udispls = displs;
@@ -184,7 +201,8 @@ static int vside_init(const call_t *c, vside_t *v, const void *buf, const int *c
         return fail(c, MPI_ERR_ARG, "NULL counts or displacements");
     if (rmpi_dtype(type, &v->d) != MPI_SUCCESS)
         return fail(c, MPI_ERR_TYPE, "invalid datatype");
-    if ((v->counts = malloc(2 * (size_t)v->n * sizeof(size_t))) == NULL)
+    v->counts = v->n <= VSIDE_LOCAL ? v->local : malloc(2 * (size_t)v->n * sizeof(size_t));
+    if (v->counts == NULL)
         return no_mem(c);
     v->displs = v->counts + v->n;
     int direct = v->d.plain;
@@ -271,28 +289,192 @@ static int vside_own_send(const call_t *c, vside_t *v, int own, const void *send
     return pack(c, sendbuf, (size_t)sendcount, &sd, v->tmp + v->displs[own]);
 }
 
+/* ---- erroneous calls ----
+ * A rank whose own call is erroneous (its send and receive sizes differ, aliased buffers,
+ * MPI_IN_PLACE where MPI forbids it, an invalid count or type on one side) while its peers may
+ * already be in the call still takes part before it reports: with the sizes its peers expect
+ * (from the side of its call that is valid) and scratch buffers, zeros going out and what comes
+ * in dropped. Nobody waits for it, no user buffer of it is touched, the team's calls stay
+ * numbered alike on every rank and the next collective on the communicator works. Where no
+ * side is valid (or no scratch memory), it reports at once and its peers' waits end at
+ * RCOLL_TIMEOUT naming it. */
+
+#define UNKNOWN ((size_t)-1) /* the size a side would have: not known (the side is invalid) */
+
+/* The first problem found in a call: its MPI error class and what it was. */
+typedef struct {
+    int code;
+    const char *why;
+} verdict_t;
+
+static void note(verdict_t *v, int code, const char *why)
+{
+    if (v->code == MPI_SUCCESS) {
+        v->code = code;
+        v->why = why;
+    }
+}
+
+/* The bytes of `count` elements of `type`, or UNKNOWN with the problem noted. */
+static size_t side_bytes(verdict_t *v, MPI_Datatype type, int count, rmpi_dtype_t *d)
+{
+    size_t bytes = 0;
+    if (rmpi_dtype(type, d) != MPI_SUCCESS) {
+        note(v, MPI_ERR_TYPE, "invalid datatype");
+        return UNKNOWN;
+    }
+    if (rmpi_bytes(count, d, &bytes) != MPI_SUCCESS) {
+        note(v, MPI_ERR_COUNT, "negative count or message too large");
+        return UNKNOWN;
+    }
+    return bytes;
+}
+
+/* n blocks of `block` bytes, or UNKNOWN (overflow noted). */
+static size_t blocks_bytes(verdict_t *v, size_t n, size_t block)
+{
+    if (block == UNKNOWN)
+        return UNKNOWN;
+    if (n != 0 && block > SIZE_MAX / n) {
+        note(v, MPI_ERR_COUNT, "message too large");
+        return UNKNOWN;
+    }
+    return n * block;
+}
+
+/* The send and the receive side must hold the same bytes (MPI's type signatures). */
+static void same_size(verdict_t *v, size_t a, size_t b)
+{
+    if (a != UNKNOWN && b != UNKNOWN && a != b)
+        note(v, MPI_ERR_TRUNCATE, "send and receive sizes differ (type signature mismatch)");
+}
+
+/* Send and receive buffer the same address without MPI_IN_PLACE (MPI forbids aliasing). */
+static void not_aliased(verdict_t *v, const void *sendbuf, size_t sbytes, const void *recvbuf,
+                        size_t rbytes)
+{
+    if (sendbuf == recvbuf && sendbuf != NULL && sbytes != 0 && rbytes != 0 &&
+        sbytes != UNKNOWN && rbytes != UNKNOWN)
+        note(v, MPI_ERR_BUFFER, "send and receive buffer alias (use MPI_IN_PLACE)");
+}
+
+static void *scratch(size_t bytes)
+{
+    return bytes == UNKNOWN ? NULL : calloc(bytes ? bytes : 1, 1);
+}
+
+/* The erroneous rank's part, then its report. */
+static int refuse(const call_t *c, const verdict_t *v)
+{
+    return fail(c, v->code, v->why);
+}
+
+static void stand_in_alltoall(const call_t *c, size_t block)
+{
+    char *tmp = scratch(blocks_bytes(&(verdict_t){0}, (size_t)c->size, block));
+    if (tmp)
+        rcoll_alltoall(c->team, RCOLL_IN_PLACE, tmp, block);
+    free(tmp);
+}
+
+/* A rooted call's part: the root gathers into / scatters from scratch, a leaf sends zeros or
+ * receives into scratch. */
+static void stand_in_rooted(const call_t *c, int gather, size_t block, int root)
+{
+    int am_root = c->rank == root;
+    char *tmp = scratch(am_root ? blocks_bytes(&(verdict_t){0}, (size_t)c->size, block) : block);
+    if (!tmp)
+        return;
+    if (gather)
+        rcoll_gather(c->team, am_root ? RCOLL_IN_PLACE : tmp, tmp, block, root);
+    else
+        rcoll_scatter(c->team, tmp, am_root ? RCOLL_IN_PLACE : tmp, block, root);
+    free(tmp);
+}
+
+static void stand_in_bcast(const call_t *c, size_t bytes, int root)
+{
+    char *tmp = scratch(bytes);
+    if (tmp)
+        rcoll_bcast(c->team, tmp, bytes, root);
+    free(tmp);
+}
+
+/* Packed displacements for counts (back to back in rank order); the total, or UNKNOWN. */
+static size_t packed(const size_t *counts, size_t *displs, int n)
+{
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        if (counts[i] > SIZE_MAX - at)
+            return UNKNOWN;
+        displs[i] = at;
+        at += counts[i];
+    }
+    return at;
+}
+
+/* A v-form's part, from the byte counts of its valid sides (NULL: that side is not needed or
+ * not known). kind: 'g' allgatherv, 'a' alltoallv, 'G' gatherv (root), 'S' scatterv (root). */
+static void stand_in_v(const call_t *c, char kind, const size_t *scounts, const size_t *rcounts)
+{
+    size_t n = (size_t)c->size;
+    size_t *arr = calloc(4 * n, sizeof *arr);
+    if (!arr)
+        return;
+    size_t *sc = arr, *sd = arr + n, *rc = arr + 2 * n, *rd = arr + 3 * n;
+    if (scounts)
+        memcpy(sc, scounts, n * sizeof *sc);
+    if (rcounts)
+        memcpy(rc, rcounts, n * sizeof *rc);
+    if (kind != 'g')
+        sc[c->rank] = rc[c->rank] = 0; /* nothing moves to itself (allgatherv: its zeros go out) */
+    size_t stotal = packed(sc, sd, c->size), rtotal = packed(rc, rd, c->size);
+    char *sbuf = scratch(stotal), *rbuf = scratch(rtotal);
+    if (sbuf && rbuf && kind == 'g')
+        rcoll_allgatherv(c->team, RCOLL_IN_PLACE, 0, rbuf, rc, rd);
+    else if (sbuf && rbuf && kind == 'a')
+        rcoll_alltoallv(c->team, sbuf, sc, sd, rbuf, rc, rd);
+    else if (sbuf && rbuf && kind == 'G')
+        rcoll_gatherv(c->team, RCOLL_IN_PLACE, 0, rbuf, rc, rd, c->rank);
+    else if (sbuf && rbuf && kind == 'S')
+        rcoll_scatterv(c->team, sbuf, sc, sd, RCOLL_IN_PLACE, 0, c->rank);
+    free(sbuf);
+    free(rbuf);
+    free(arr);
+}
+
 /* ---- MPI_Bcast ---- */
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     call_t c;
-    if (!start_rooted(&c, comm, "MPI_Bcast", root))
+    if (count == 0 || !start_rooted(&c, comm, "MPI_Bcast", root))
         return PMPI_Bcast(buffer, count, datatype, root, comm);
     rmpi_dtype_t d = {0};
-    size_t bytes = 0;
-    int rc = typed(&c, datatype, count, &d, &bytes);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    verdict_t v = {0};
+    size_t bytes = side_bytes(&v, datatype, count, &d);
+    if (buffer == MPI_IN_PLACE)
+        note(&v, MPI_ERR_BUFFER, "MPI_IN_PLACE is not a buffer for MPI_Bcast");
+    if (v.code != MPI_SUCCESS) {
+        if (bytes != UNKNOWN)
+            stand_in_bcast(&c, bytes, root);
+        return refuse(&c, &v);
+    }
     if (d.plain)
         return finish(&c, rcoll_bcast(c.team, buffer, bytes, root));
     char *tmp = xalloc(bytes);
-    if (tmp == NULL)
+    if (tmp == NULL) {
+        stand_in_bcast(&c, bytes, root);
         return no_mem(&c);
-    if (c.rank == root && (rc = pack(&c, buffer, (size_t)count, &d, tmp)) != MPI_SUCCESS) {
-        free(tmp);
-        return rc;
     }
+    int rc = MPI_SUCCESS;
+    if (c.rank == root)
+        rc = rmpi_pack(buffer, (size_t)count, &d, tmp, c.comm);
     rcoll_status_t st = rcoll_bcast(c.team, tmp, bytes, root);
+    if (rc != MPI_SUCCESS) {
+        free(tmp);
+        return fail(&c, rc, "PMPI_Pack of the send data failed");
+    }
     if (st == RCOLL_OK && c.rank != root)
         rc = unpack(&c, tmp, (size_t)count, &d, buffer);
     free(tmp);
@@ -305,15 +487,25 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 static int gather_leaf(const call_t *c, const void *sendbuf, int sendcount,
                        MPI_Datatype sendtype, int root, int v)
 {
-    if (sendbuf == MPI_IN_PLACE)
-        return fail(c, MPI_ERR_BUFFER, "MPI_IN_PLACE on a rank that is not the root");
     rmpi_dtype_t sd = {0};
-    size_t bytes = 0;
+    verdict_t ver = {0};
+    size_t bytes = side_bytes(&ver, sendtype, sendcount, &sd);
+    if (sendbuf == MPI_IN_PLACE)
+        note(&ver, MPI_ERR_BUFFER, "MPI_IN_PLACE on a rank that is not the root");
+    if (ver.code != MPI_SUCCESS) {
+        if (bytes != UNKNOWN && !v)
+            stand_in_rooted(c, 1, bytes, root);
+        else if (bytes != UNKNOWN) {
+            char *tmp = scratch(bytes);
+            if (tmp)
+                rcoll_gatherv(c->team, tmp, bytes, NULL, NULL, NULL, root);
+            free(tmp);
+        }
+        return refuse(c, &ver);
+    }
     const void *view;
     char *tmp;
-    int rc = typed(c, sendtype, sendcount, &sd, &bytes);
-    if (rc == MPI_SUCCESS)
-        rc = send_view(c, sendbuf, (size_t)sendcount, &sd, bytes, &view, &tmp);
+    int rc = send_view(c, sendbuf, (size_t)sendcount, &sd, bytes, &view, &tmp);
     if (rc != MPI_SUCCESS)
         return rc;
     rcoll_status_t st = v ? rcoll_gatherv(c->team, view, bytes, NULL, NULL, NULL, root)
@@ -327,34 +519,42 @@ static int gather_root(const call_t *c, const void *sendbuf, int sendcount,
                        MPI_Datatype recvtype)
 {
     rmpi_dtype_t rd = {0}, sd = {0};
-    size_t block = 0, sbytes = 0, total = 0;
+    verdict_t v = {0};
     int in_place = sendbuf == MPI_IN_PLACE;
-    int rc = typed(c, recvtype, recvcount, &rd, &block);
-    if (rc == MPI_SUCCESS)
-        rc = times(c, (size_t)c->size, block, &total);
-    if (rc == MPI_SUCCESS && !in_place)
-        rc = typed(c, sendtype, sendcount, &sd, &sbytes);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!in_place && sbytes != block)
-        return mismatch(c);
+    size_t block = side_bytes(&v, recvtype, recvcount, &rd);
+    size_t total = blocks_bytes(&v, (size_t)c->size, block);
+    size_t sbytes = in_place ? block : side_bytes(&v, sendtype, sendcount, &sd);
+    same_size(&v, sbytes, block);
+    if (!in_place)
+        not_aliased(&v, sendbuf, sbytes, recvbuf, total);
+    if (v.code != MPI_SUCCESS) {
+        size_t expect = total != UNKNOWN ? block : sbytes;
+        if (expect != UNKNOWN)
+            stand_in_rooted(c, 1, expect, c->rank);
+        return refuse(c, &v);
+    }
     char *rtmp = NULL;
     char *rview = recvbuf;
-    if (!rd.plain && (rview = rtmp = xalloc(total)) == NULL)
+    if (!rd.plain && (rview = rtmp = xalloc(total)) == NULL) {
+        stand_in_rooted(c, 1, block, c->rank);
         return no_mem(c);
+    }
     char *own = rview ? rview + (size_t)c->rank * block : NULL; /* NULL: 0 bytes */
     const void *sview = RCOLL_IN_PLACE;
+    int rc = MPI_SUCCESS;
     if (in_place && rtmp)
-        rc = pack(c, block_at(recvbuf, (size_t)c->rank, recvcount, &rd), (size_t)recvcount,
-                  &rd, own);
+        rc = rmpi_pack(block_at(recvbuf, (size_t)c->rank, recvcount, &rd), (size_t)recvcount,
+                       &rd, own, c->comm);
     else if (!in_place && sd.plain)
         sview = sendbuf == NULL && sbytes == 0 ? dummy : sendbuf;
     else if (!in_place)
-        rc = pack(c, sendbuf, (size_t)sendcount, &sd, own);
-    rcoll_status_t st = RCOLL_OK;
-    if (rc == MPI_SUCCESS)
-        st = rcoll_gather(c->team, sview, rview, block, c->rank);
-    if (rc == MPI_SUCCESS && st == RCOLL_OK && rtmp)
+        rc = rmpi_pack(sendbuf, (size_t)sendcount, &sd, own, c->comm);
+    rcoll_status_t st = rcoll_gather(c->team, sview, rview, block, c->rank);
+    if (rc != MPI_SUCCESS) {
+        free(rtmp);
+        return fail(c, rc, "PMPI_Pack of the send data failed");
+    }
+    if (st == RCOLL_OK && rtmp)
         rc = unpack_blocks(c, rtmp, (size_t)c->size, block, recvcount, &rd, recvbuf,
                            in_place ? c->rank : NONE);
     free(rtmp);
@@ -365,7 +565,8 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     call_t c;
-    if (!start_rooted(&c, comm, "MPI_Gather", root))
+    if ((sendbuf == MPI_IN_PLACE ? recvcount : sendcount) == 0 ||
+        !start_rooted(&c, comm, "MPI_Gather", root))
         return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                            comm);
     if (c.rank != root)
@@ -385,18 +586,26 @@ static rcoll_status_t scatter_call(const call_t *c, void *recvbuf, size_t bytes,
 static int scatter_leaf(const call_t *c, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                         int root, int v)
 {
-    if (recvbuf == MPI_IN_PLACE)
-        return fail(c, MPI_ERR_BUFFER, "MPI_IN_PLACE on a rank that is not the root");
     rmpi_dtype_t rd = {0};
-    size_t bytes = 0;
-    int rc = typed(c, recvtype, recvcount, &rd, &bytes);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    verdict_t ver = {0};
+    size_t bytes = side_bytes(&ver, recvtype, recvcount, &rd);
+    if (recvbuf == MPI_IN_PLACE)
+        note(&ver, MPI_ERR_BUFFER, "MPI_IN_PLACE on a rank that is not the root");
+    if (ver.code != MPI_SUCCESS) {
+        char *tmp = scratch(bytes);
+        if (tmp)
+            scatter_call(c, tmp, bytes, root, v);
+        free(tmp);
+        return refuse(c, &ver);
+    }
     if (rd.plain)
         return finish(c, scatter_call(c, recvbuf, bytes, root, v));
     char *tmp = xalloc(bytes);
-    if (tmp == NULL)
+    if (tmp == NULL) {
+        stand_in_rooted(c, 0, bytes, root);
         return no_mem(c);
+    }
+    int rc = MPI_SUCCESS;
     rcoll_status_t st = scatter_call(c, tmp, bytes, root, v);
     if (st == RCOLL_OK)
         rc = unpack(c, tmp, (size_t)recvcount, &rd, recvbuf);
@@ -409,41 +618,47 @@ static int scatter_root(const call_t *c, const void *sendbuf, int sendcount,
                         MPI_Datatype recvtype)
 {
     rmpi_dtype_t sd = {0}, rd = {0};
-    size_t block = 0, rbytes = 0, total = 0;
+    verdict_t v = {0};
     int in_place = recvbuf == MPI_IN_PLACE;
-    int rc = typed(c, sendtype, sendcount, &sd, &block);
-    if (rc == MPI_SUCCESS)
-        rc = times(c, (size_t)c->size, block, &total);
-    if (rc == MPI_SUCCESS && !in_place)
-        rc = typed(c, recvtype, recvcount, &rd, &rbytes);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!in_place && rbytes != block)
-        return mismatch(c);
+    size_t block = side_bytes(&v, sendtype, sendcount, &sd);
+    size_t total = blocks_bytes(&v, (size_t)c->size, block);
+    size_t rbytes = in_place ? block : side_bytes(&v, recvtype, recvcount, &rd);
+    same_size(&v, block, rbytes);
+    if (!in_place)
+        not_aliased(&v, sendbuf, total, recvbuf, rbytes);
+    if (v.code != MPI_SUCCESS) {
+        size_t expect = total != UNKNOWN ? block : rbytes;
+        if (expect != UNKNOWN)
+            stand_in_rooted(c, 0, expect, c->rank);
+        return refuse(c, &v);
+    }
     const void *sview;
     char *stmp;
-    rc = send_view(c, sendbuf, (size_t)c->size * (size_t)sendcount, &sd, total, &sview, &stmp);
-    if (rc != MPI_SUCCESS)
+    int rc = send_view(c, sendbuf, (size_t)c->size * (size_t)sendcount, &sd, total, &sview, &stmp);
+    if (rc != MPI_SUCCESS) {
+        stand_in_rooted(c, 0, block, c->rank);
         return rc;
+    }
     /* A root whose receive layout is not plain unpacks its own block from the send data. */
     void *rview = in_place ? (void *)RCOLL_IN_PLACE : recvbuf;
     if (!in_place && !rd.plain) {
         rview = (void *)RCOLL_IN_PLACE;
-        rc = unpack(c, (const char *)sview + (size_t)c->rank * block, (size_t)recvcount, &rd,
-                    recvbuf);
+        rc = rmpi_unpack((const char *)sview + (size_t)c->rank * block, (size_t)recvcount, &rd,
+                         recvbuf, c->comm);
     }
-    rcoll_status_t st = RCOLL_OK;
-    if (rc == MPI_SUCCESS)
-        st = rcoll_scatter(c->team, sview, rview, block, c->rank);
+    rcoll_status_t st = rcoll_scatter(c->team, sview, rview, block, c->rank);
     free(stmp);
-    return rc != MPI_SUCCESS ? rc : finish(c, st);
+    if (rc != MPI_SUCCESS)
+        return fail(c, rc, "PMPI_Unpack of the root's own block failed");
+    return finish(c, st);
 }
 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     call_t c;
-    if (!start_rooted(&c, comm, "MPI_Scatter", root))
+    if ((recvbuf == MPI_IN_PLACE ? sendcount : recvcount) == 0 ||
+        !start_rooted(&c, comm, "MPI_Scatter", root))
         return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                             comm);
     if (c.rank != root)
@@ -457,41 +672,47 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     call_t c;
-    if (!start(&c, comm, "MPI_Alltoall"))
+    if ((sendbuf == MPI_IN_PLACE ? recvcount : sendcount) == 0 || !start(&c, comm, "MPI_Alltoall"))
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     rmpi_dtype_t rd = {0}, sd = {0};
-    size_t block = 0, sbytes = 0, total = 0;
+    verdict_t v = {0};
     size_t n = (size_t)c.size;
     int in_place = sendbuf == MPI_IN_PLACE;
-    int rc = typed(&c, recvtype, recvcount, &rd, &block);
-    if (rc == MPI_SUCCESS)
-        rc = times(&c, n, block, &total);
-    if (rc == MPI_SUCCESS && !in_place)
-        rc = typed(&c, sendtype, sendcount, &sd, &sbytes);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!in_place && sbytes != block)
-        return mismatch(&c);
+    size_t block = side_bytes(&v, recvtype, recvcount, &rd);
+    size_t total = blocks_bytes(&v, n, block);
+    size_t sbytes = in_place ? block : side_bytes(&v, sendtype, sendcount, &sd);
+    same_size(&v, sbytes, block);
+    if (!in_place)
+        not_aliased(&v, sendbuf, sbytes, recvbuf, block);
+    if (v.code != MPI_SUCCESS) {
+        stand_in_alltoall(&c, total != UNKNOWN ? block : sbytes);
+        return refuse(&c, &v);
+    }
     char *rtmp = NULL;
     void *rview = recvbuf;
-    if (!rd.plain && (rview = rtmp = xalloc(total)) == NULL)
+    if (!rd.plain && (rview = rtmp = xalloc(total)) == NULL) {
+        stand_in_alltoall(&c, block);
         return no_mem(&c);
+    }
     const void *sview = RCOLL_IN_PLACE;
     char *stmp = NULL;
+    int rc = MPI_SUCCESS;
     if (in_place && rtmp)
-        rc = pack(&c, recvbuf, n * (size_t)recvcount, &rd, rtmp);
+        rc = rmpi_pack(recvbuf, n * (size_t)recvcount, &rd, rtmp, c.comm);
     else if (!in_place)
         rc = send_view(&c, sendbuf, n * (size_t)sendcount, &sd, total, &sview, &stmp);
-    rcoll_status_t st = RCOLL_OK;
-    if (rc == MPI_SUCCESS)
-        st = rcoll_alltoall(c.team, sview, rview, block);
-    if (rc == MPI_SUCCESS && st == RCOLL_OK && rtmp)
+    if (rc != MPI_SUCCESS) {
+        free(rtmp);
+        stand_in_alltoall(&c, block);
+        return in_place ? fail(&c, rc, "PMPI_Pack of the send data failed") : rc;
+    }
+    rcoll_status_t st = rcoll_alltoall(c.team, sview, rview, block);
+    if (st == RCOLL_OK && rtmp)
         rc = unpack(&c, rtmp, n * (size_t)recvcount, &rd, recvbuf);
     free(stmp);
     free(rtmp);
     return rc != MPI_SUCCESS ? rc : finish(&c, st);
 }
-
 /* ---- MPI_Allgatherv ---- */
 
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -512,9 +733,13 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     char *stmp = NULL;
     if (in_place)
         rc = vside_pack(&c, &r, c.rank);
+    else if (sendbuf == recvbuf && sendcount > 0 && vside_total(&r) > 0)
+        rc = aliased(&c);
     else
         rc = vside_own_send(&c, &r, c.rank, sendbuf, sendcount, sendtype, &sview, &sbytes,
                             &stmp);
+    if (rc != MPI_SUCCESS)
+        stand_in_v(&c, 'g', NULL, r.counts);
     rcoll_status_t st = RCOLL_OK;
     if (rc == MPI_SUCCESS)
         st = rcoll_allgatherv(c.team, sview, sbytes, r.view, r.counts, r.displs);
@@ -543,11 +768,15 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
         return rc;
     if (in_place)
         rc = vside_pack_all(&c, &r, NONE); /* the data to send is in recvbuf */
-    else if ((rc = vside_init(&c, &s, sendbuf, sendcounts, sdispls, sendtype)) == MPI_SUCCESS &&
-             s.counts[c.rank] != r.counts[c.rank])
-        rc = mismatch(&c);
-    else if (rc == MPI_SUCCESS)
+    else if ((rc = vside_init(&c, &s, sendbuf, sendcounts, sdispls, sendtype)) != MPI_SUCCESS)
+        ; /* the send side unknown: no part to take */
+    else if (s.counts[c.rank] != r.counts[c.rank] ||
+             (sendbuf == recvbuf && vside_total(&s) > 0 && vside_total(&r) > 0))
+        rc = s.counts[c.rank] != r.counts[c.rank] ? mismatch(&c) : aliased(&c);
+    else
         rc = vside_pack_all(&c, &s, NONE);
+    if (rc != MPI_SUCCESS && (in_place || s.counts))
+        stand_in_v(&c, 'a', in_place ? r.counts : s.counts, r.counts);
     rcoll_status_t st = RCOLL_OK;
     if (rc == MPI_SUCCESS && in_place)
         st = rcoll_alltoallv(c.team, RCOLL_IN_PLACE, NULL, NULL, r.view, r.counts, r.displs);
@@ -576,9 +805,13 @@ static int gatherv_root(const call_t *c, const void *sendbuf, int sendcount,
     char *stmp = NULL;
     if (in_place)
         rc = vside_pack(c, &r, c->rank);
+    else if (sendbuf == recvbuf && sendcount > 0 && vside_total(&r) > 0)
+        rc = aliased(c);
     else
         rc = vside_own_send(c, &r, c->rank, sendbuf, sendcount, sendtype, &sview, &sbytes,
                             &stmp);
+    if (rc != MPI_SUCCESS)
+        stand_in_v(c, 'G', NULL, r.counts);
     rcoll_status_t st = RCOLL_OK;
     if (rc == MPI_SUCCESS)
         st = rcoll_gatherv(c->team, sview, sbytes, r.view, r.counts, r.displs, c->rank);
@@ -622,6 +855,10 @@ static int scatterv_root(const call_t *c, const void *sendbuf, const int *sendco
         rc = typed(c, recvtype, recvcount, &rd, &rbytes);
     if (rc == MPI_SUCCESS && !in_place && rbytes != s.counts[c->rank])
         rc = mismatch(c);
+    if (rc == MPI_SUCCESS && !in_place && sendbuf == recvbuf && rbytes > 0 && vside_total(&s) > 0)
+        rc = aliased(c);
+    if (rc != MPI_SUCCESS)
+        stand_in_v(c, 'S', s.counts, NULL);
     /* A receive layout that is not plain: the root unpacks its own block from the send data. */
     if (rc == MPI_SUCCESS && !in_place && rd.plain)
         rview = recvbuf;

@@ -196,21 +196,22 @@ const rcoll_algo_t *rcoll_select(const rcoll_config_t *cfg, rcoll_coll_t coll, s
     const char *forced = cfg->algo[coll];
     if (forced[0]) {
         const rcoll_algo_t *a = rcoll_algo_find(coll, forced);
+        if (a && !why)
+            return a; /* no message wanted: the per-call path */
+        char upper[32], shown[RCOLL_SHOWN_MAX];
+        size_t n = 0;
+        for (const char *p = rcoll_coll_name(coll); *p && n < sizeof upper - 1; p++)
+            upper[n++] = (char)toupper((unsigned char)*p);
+        upper[n] = '\0';
+        rcoll_config_show(forced, shown);
         if (!a) {
             char names[256];
             rcoll_algo_names(coll, names, sizeof names);
-            snprintf(why, why_len, "unknown %s algorithm '%s' (from the environment); valid: %s, auto",
-                     rcoll_coll_name(coll), forced, names);
+            snprintf(why, why_len, "RCOLL_%s_ALGO=%s is not valid: expected a known %s algorithm; "
+                     "valid: %s, auto", upper, shown, rcoll_coll_name(coll), names);
             return NULL;
         }
-        if (why) {
-            char upper[32];
-            size_t n = 0;
-            for (const char *p = rcoll_coll_name(coll); *p && n < sizeof upper - 1; p++)
-                upper[n++] = (char)toupper((unsigned char)*p);
-            upper[n] = '\0';
-            snprintf(why, why_len, "forced by the environment (RCOLL_%s_ALGO=%s)", upper, forced);
-        }
+        snprintf(why, why_len, "forced by the environment (RCOLL_%s_ALGO=%s)", upper, shown);
         return a;
     }
     int crowded = ppn > cores;

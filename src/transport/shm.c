@@ -96,6 +96,8 @@ typedef struct {
     unsigned char **area;     /* per local index */
     uint64_t *peer_done_seen; /* per team rank: last done value read (flow control cache) */
     uint64_t *bounce_sent;    /* per local index: chunks I sent to that rank */
+    uint64_t *sent_seq;       /* per team rank: the call of sent_bytes (see sent_len) */
+    uint64_t *sent_bytes;     /* ... bytes put to it since my last signal to it in that call */
     int my_index;
     volatile uint64_t cma_probe;
 } shm_tl_t;
@@ -483,6 +485,13 @@ static rcoll_status_t net_enter(shm_tl_t *s, uint64_t seq, void *user_addr, size
     return st;
 }
 
+/* What a rank's arrival line carries for local peers: the advertised buffer and its length (a
+ * single copy never writes past it). */
+typedef struct {
+    uint64_t addr, len;
+} arrival_payload_t;
+_Static_assert(sizeof(arrival_payload_t) <= RCOLL_LINE_PAYLOAD, "an arrival fits its line");
+
 static rcoll_status_t shm_enter(rcoll_tl_t *tl, uint64_t seq, void *user_addr, size_t user_len)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
@@ -494,8 +503,8 @@ static rcoll_status_t shm_enter(rcoll_tl_t *tl, uint64_t seq, void *user_addr, s
         if (atomic_load_explicit(&me->where.cpu, memory_order_relaxed) != cpu)
             atomic_store_explicit(&me->where.cpu, cpu, memory_order_relaxed);
     }
-    uint64_t addr = (uint64_t)(uintptr_t)user_addr;
-    memcpy(adv->payload, &addr, sizeof addr);
+    arrival_payload_t pl = {(uint64_t)(uintptr_t)user_addr, user_addr ? user_len : 0};
+    memcpy(adv->payload, &pl, sizeof pl);
     rcoll_line_post(adv, seq);
     return s->net ? net_enter(s, seq, user_addr, user_len) : RCOLL_OK;
 }
@@ -587,6 +596,26 @@ static rcoll_status_t net_put_done(shm_tl_t *s, int peer, uint64_t seq, unsigned
     return st;
 }
 
+/* Data put to a peer on this node: counted until the signal that ends the message, whose
+ * line then carries the message's length (sent_len). */
+static void count_sent(shm_tl_t *s, int peer, uint64_t seq, size_t len)
+{
+    if (s->sent_seq[peer] != seq) {
+        s->sent_seq[peer] = seq;
+        s->sent_bytes[peer] = 0;
+    }
+    s->sent_bytes[peer] += len;
+}
+
+static void post_signal(shm_tl_t *s, int peer, uint64_t seq, unsigned step, size_t len)
+{
+    count_sent(s, peer, seq, len);
+    rcoll_line_t *line = signal_line(s, peer, s->team->rank, seq);
+    line->len = s->sent_bytes[peer] > UINT32_MAX ? UINT32_MAX : (uint32_t)s->sent_bytes[peer];
+    s->sent_bytes[peer] = 0;
+    rcoll_line_post(line, RCOLL_SIGNAL(seq, step));
+}
+
 static rcoll_status_t shm_put(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
                               const void *src, size_t len, size_t inbox_offset)
 {
@@ -602,7 +631,9 @@ static rcoll_status_t shm_put(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned s
     if (len)
         copy_out(inbox_of(s, peer, seq) + inbox_offset, src, len);
     if (step != RCOLL_NO_SIGNAL)
-        rcoll_line_post(signal_line(s, peer, s->team->rank, seq), RCOLL_SIGNAL(seq, step));
+        post_signal(s, peer, seq, step, len);
+    else
+        count_sent(s, peer, seq, len);
     return RCOLL_OK;
 }
 
@@ -618,8 +649,7 @@ static rcoll_status_t shm_put_inline(rcoll_tl_t *tl, int peer, uint64_t seq, uns
                         len, true);
     rcoll_line_t *line = signal_line(s, peer, s->team->rank, seq);
     memcpy(line->payload, src, len);
-    line->len = (uint32_t)len;
-    rcoll_line_post(line, RCOLL_SIGNAL(seq, step));
+    post_signal(s, peer, seq, step, len);
     return RCOLL_OK;
 }
 
@@ -697,6 +727,20 @@ static rcoll_status_t net_advert(shm_tl_t *s, int peer, uint64_t seq, const rcol
     return RCOLL_OK;
 }
 
+/* A single copy never passes the end of what the receiver advertised (an erroneous program's
+ * sizes differ between ranks): cut at that end, noted for the call (tl->truncated: the
+ * sender's call fails with RCOLL_ERR_TRUNCATE after it has done its part, so nobody waits for
+ * a signal that never comes). */
+static size_t fit_advertised(shm_tl_t *s, int peer, uint64_t seq, const arrival_payload_t *pl,
+                             size_t len, size_t offset)
+{
+    if (offset <= pl->len && len <= pl->len - offset)
+        return len;
+    s->base.truncated = seq;
+    s->base.truncated_peer = peer;
+    return offset < pl->len ? (size_t)(pl->len - offset) : 0;
+}
+
 static rcoll_status_t shm_put_user(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
                                    const void *src, size_t len, size_t remote_offset)
 {
@@ -720,8 +764,11 @@ static rcoll_status_t shm_put_user(rcoll_tl_t *tl, int peer, uint64_t seq, unsig
     rcoll_status_t st = wait_line(s, adv, seq, peer);
     if (st != RCOLL_OK)
         return st;
-    uint64_t base;
-    memcpy(&base, adv->payload, sizeof base);
+    arrival_payload_t pl;
+    memcpy(&pl, adv->payload, sizeof pl);
+    size_t asked = len; /* what the receiver is told was sent: the cut shows there */
+    len = fit_advertised(s, peer, seq, &pl, len, remote_offset);
+    uint64_t base = pl.addr;
     if (len) {
         st = s->base.single_copy ? cma_copy(s, peer, (void *)(uintptr_t)src, base + remote_offset, len, true)
                                  : bounce_write(s, peer, src, len, base + remote_offset);
@@ -729,7 +776,9 @@ static rcoll_status_t shm_put_user(rcoll_tl_t *tl, int peer, uint64_t seq, unsig
             return st;
     }
     if (step != RCOLL_NO_SIGNAL)
-        rcoll_line_post(signal_line(s, peer, s->team->rank, seq), RCOLL_SIGNAL(seq, step));
+        post_signal(s, peer, seq, step, asked);
+    else
+        count_sent(s, peer, seq, asked);
     return RCOLL_OK;
 }
 
@@ -749,9 +798,10 @@ static rcoll_status_t shm_get_user(rcoll_tl_t *tl, int peer, uint64_t seq, void 
     rcoll_status_t st = wait_line(s, adv, seq, peer);
     if (st != RCOLL_OK || !len)
         return st;
-    uint64_t base;
-    memcpy(&base, adv->payload, sizeof base);
-    return cma_copy(s, peer, dst, base + remote_offset, len, false);
+    arrival_payload_t pl;
+    memcpy(&pl, adv->payload, sizeof pl);
+    len = fit_advertised(s, peer, seq, &pl, len, remote_offset);
+    return len ? cma_copy(s, peer, dst, pl.addr + remote_offset, len, false) : RCOLL_OK;
 }
 
 /* My outbox of parity seq&1 is free once every peer has finished collective seq-2. */
@@ -858,7 +908,7 @@ static void shm_signal(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step)
         net_post(s, peer, signal_off(s, s->team->rank, seq), RCOLL_SIGNAL(seq, step), NULL, 0, false);
         return;
     }
-    rcoll_line_post(signal_line(s, peer, s->team->rank, seq), RCOLL_SIGNAL(seq, step));
+    post_signal(s, peer, seq, step, 0);
 }
 
 static void shm_release(rcoll_tl_t *tl, uint64_t seq)
@@ -868,6 +918,25 @@ static void shm_release(rcoll_tl_t *tl, uint64_t seq)
     for (int peer = 0; s->net && peer < s->team->size; peer++)
         if (is_remote(s, peer))
             net_post(s, peer, view_off(s, s->team->rank, VIEW_RELEASE), seq, NULL, 0, false);
+}
+
+/* The length a signal line or publication carries (see transport.h sent_len). */
+static bool shm_sent_len(rcoll_tl_t *tl, const rcoll_event_t *ev, size_t *len)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    if (ev->kind == RCOLL_EV_PUBLISHED) {
+        rcoll_line_t *line = is_remote(s, ev->peer) ? &pushed_block(s, ev->peer, ev->seq)->line
+                                                    : &head_of(s, ev->peer)->published[ev->seq & 1];
+        /* A publication in parts is not pushed to other nodes: their block is older then. */
+        if (is_remote(s, ev->peer) && atomic_load_explicit(&line->value, memory_order_acquire) != ev->seq)
+            return false;
+        *len = line->len;
+        return true;
+    }
+    if (ev->kind != RCOLL_EV_SIGNAL || is_remote(s, ev->peer))
+        return false;
+    *len = signal_line(s, s->team->rank, ev->peer, ev->seq)->len;
+    return true;
 }
 
 /* Did this rank and `peer` (on another node) ever reach each other? Either side's first
@@ -937,12 +1006,14 @@ static void shm_destroy(rcoll_tl_t *tl)
     free(s->area);
     free(s->peer_done_seen);
     free(s->bounce_sent);
+    free(s->sent_seq);
     free(s);
 }
 
 static const rcoll_tl_ops_t shm_ops = {
     .name = "shm",
     .enter = shm_enter,
+    .sent_len = shm_sent_len,
     .leave = shm_leave,
     .inbox = shm_inbox,
     .put = shm_put,
@@ -1007,7 +1078,7 @@ static void layout(shm_tl_t *s, const struct rcoll_team *t, size_t inbox_bytes)
 static int create_segment(shm_tl_t *s, char *name, size_t name_len)
 {
     struct rcoll_team *t = s->team;
-    snprintf(name, name_len, "/rcoll-%d-%u-%llx", (int)getpid(), t->ctx->teams_created,
+    snprintf(name, name_len, "/rcoll-%d-%u-%llx", (int)getpid(), t->serial,
              (unsigned long long)(rcoll_now_ns() & 0xffffffffffull));
     int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0)
@@ -1105,12 +1176,14 @@ rcoll_status_t rcoll_shm_create(struct rcoll_team *t, const rcoll_oob_t *oob, rc
         s->area = calloc((size_t)t->local_size, sizeof *s->area);
         s->peer_done_seen = calloc((size_t)t->size, sizeof *s->peer_done_seen);
         s->bounce_sent = calloc((size_t)t->local_size, sizeof *s->bounce_sent);
+        s->sent_seq = calloc(2 * (size_t)t->size, sizeof *s->sent_seq);
+        s->sent_bytes = s->sent_seq ? s->sent_seq + t->size : NULL;
         if (t->node_count > 1) {
             s->adv_seen = calloc((size_t)t->size, sizeof *s->adv_seen);
             s->heard = calloc((size_t)t->size, sizeof *s->heard);
         }
     }
-    int err = (!s || !offers || !s->area || !s->peer_done_seen || !s->bounce_sent ||
+    int err = (!s || !offers || !s->area || !s->peer_done_seen || !s->bounce_sent || !s->sent_seq ||
                (t->node_count > 1 && (!s->adv_seen || !s->heard))) ? -ENOMEM : 0;
     shm_offer_t mine = {{0}, err, 0};
     char created[64] = "";

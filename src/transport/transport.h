@@ -9,7 +9,8 @@
  *               collective, then raise the peer's signal from me. Copy-based path.
  * - put_inline: up to RCOLL_INLINE_MAX bytes inside the signal's own cache line.
  * - put_user:   single copy into the buffer the peer advertised when it entered the collective
- *               (CMA on shm, or a chunked copy through shared memory), then raise the signal.
+ *               (CMA on shm, or a chunked copy through shared memory), then raise the signal;
+ *               never past the advertised end (cut there, the call noted in tl->truncated).
  * - publish:    copy into my own outbox (inline in my published line when tiny) and raise my
  *               published word; every peer may then `get` it, or a part of it -- one copy in,
  *               one out per reader (on RDMA: a read of the peer's registered outbox).
@@ -56,6 +57,13 @@ typedef struct {
     /* Entering collective seq: announce arrival and advertise the `user_len` bytes at
      * `user_addr` for put_user and get_user (registered for other nodes when large). */
     rcoll_status_t (*enter)(rcoll_tl_t *tl, uint64_t seq, void *user_addr, size_t user_len);
+    /* After the event `ev` (a signal or a publication of `ev->peer` for ev->seq) was seen: the
+     * bytes its sender said it sent, where the line that carried the event tells at no cost --
+     * a publication's length; for a signal, what the source's put, put_inline and put_user to
+     * me sent since its previous signal (on this node; across nodes inline data only). False
+     * where it does not tell. A receiver compares with what it expects: sizes that differ
+     * between ranks (an erroneous program) are found without an extra message. */
+    bool (*sent_len)(rcoll_tl_t *tl, const rcoll_event_t *ev, size_t *len);
     /* Leaving collective seq: this rank has read everything it received for it, and what it
      * sent has left its buffers. */
     rcoll_status_t (*leave)(rcoll_tl_t *tl, uint64_t seq);
@@ -95,6 +103,8 @@ struct rcoll_tl {
     size_t zcopy_threshold; /* messages of at least this many bytes go single copy */
     bool single_copy;     /* put_user is a true single copy (CMA), get_user works */
     const rcoll_wait_policy_t *wait; /* the team's wait policy */
+    uint64_t truncated;   /* the last call in which a single copy was cut at the end of what */
+    int truncated_peer;   /* ... this peer advertised (its sizes differ from mine) */
 };
 
 /* Wait until `ev` happened (the policy's spin/yield/block, then the team's timeout). */

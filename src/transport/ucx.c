@@ -408,14 +408,13 @@ void rcoll_ucx_deliver_held(rcoll_ucx_t *u)
     c->parked_tail = pp;
 }
 
-/* RCOLL_UCX_PUT=am|rma, or by UCX_TLS: tcp without an RDMA transport means UCX emulates RMA
- * with messages (each put answered by a completion, a flush a round trip), and a single copy
- * goes better as one active message that UCX places in the buffer. */
-static bool rma_emulated(void)
+/* RCOLL_UCX_PUT=am|rma (parsed in config.c), or by UCX_TLS: tcp without an RDMA transport
+ * means UCX emulates RMA with messages (each put answered by a completion, a flush a round
+ * trip), and a single copy goes better as one active message that UCX places in the buffer. */
+static bool rma_emulated(const rcoll_config_t *cfg)
 {
-    const char *how = getenv("RCOLL_UCX_PUT");
-    if (how && *how)
-        return strcmp(how, "am") == 0;
+    if (cfg->ucx_put != RCOLL_UCX_PUT_AUTO)
+        return cfg->ucx_put == RCOLL_UCX_PUT_AM;
     const char *tls = getenv("UCX_TLS");
     if (!tls || !strstr(tls, "tcp") || tls[0] == '^')
         return false;
@@ -483,7 +482,7 @@ static rcoll_status_t ctx_create(struct rcoll_team *t, rcoll_ucx_ctx_t **out)
                                 ucs_status_string(us));
     }
     c->no_peer_errors = shared_memory_only();
-    c->puts_by_message = rma_emulated();
+    c->puts_by_message = rma_emulated(&t->ctx->cfg);
     c->next_id = 1;
     c->stats.capacity = (unsigned)t->ctx->cfg.reg_cache;
     if (c->stats.capacity) {
@@ -1254,8 +1253,12 @@ rcoll_status_t rcoll_ucx_create(struct rcoll_team *t, const rcoll_oob_t *oob, vo
     rcoll_ucx_t *u = NULL;
     int err = ucx_alloc(t, &u) != RCOLL_OK;
     rcoll_context_t *ctx = t->ctx;
-    if (!err && !ctx->ucx && ctx_create(t, &ctx->ucx) != RCOLL_OK)
-        err = 1;
+    if (!err) { /* threads creating teams at once: one creates the UCP context, the rest wait */
+        pthread_mutex_lock(&ctx->lock);
+        if (!ctx->ucx && ctx_create(t, &ctx->ucx) != RCOLL_OK)
+            err = 1;
+        pthread_mutex_unlock(&ctx->lock);
+    }
     ucp_address_t *waddr = NULL;
     size_t waddr_len = 0, rkey_len = 0;
     void *rkey = NULL;

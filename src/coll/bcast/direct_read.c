@@ -56,6 +56,10 @@ static rcoll_status_t read_staged(rcoll_args_t *a, size_t part)
         rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
         if (st != RCOLL_OK)
             return st;
+        if (off == 0) { /* the publication's length is set before its first part */
+            rcoll_event_t pub = rcoll_ev_published(a->root, a->seq);
+            rcoll_check_len(a, &pub, a->bytes);
+        }
         st = a->tl->ops->get(a->tl, a->root, a->seq, (char *)a->recvbuf + off, len, off);
         if (st != RCOLL_OK)
             return st;
@@ -75,6 +79,8 @@ static rcoll_status_t bcast_direct_read(rcoll_args_t *a)
         return a->tl->ops->publish(a->tl, a->seq, a->recvbuf, a->bytes);
     rcoll_event_t ev = rcoll_ev_published(a->root, a->seq);
     rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
+    if (st == RCOLL_OK)
+        rcoll_check_len(a, &ev, a->bytes);
     if (st == RCOLL_OK)
         st = a->tl->ops->get(a->tl, a->root, a->seq, a->recvbuf, a->bytes, 0);
     return st;

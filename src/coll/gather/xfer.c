@@ -77,6 +77,7 @@ int gs_collect_block(rcoll_args_t *a, void *ctx, int r)
     rcoll_event_t ev = gs_block_signal(a, ctx, r);
     if (!a->tl->ops->test(a->tl, &ev))
         return 0;
+    rcoll_check_len(a, &ev, a->bytes);
     const unsigned char *data = gs_block_data(a, r, a->bytes);
     if (data)
         memcpy((char *)a->recvbuf + (size_t)r * a->bytes, data, a->bytes);
@@ -102,6 +103,8 @@ rcoll_status_t gs_recv_one(rcoll_args_t *a, int source, gs_proto_t proto, void *
 {
     rcoll_event_t ev = rcoll_ev_signal(source, a->seq, 0);
     rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
+    if (st == RCOLL_OK)
+        rcoll_check_len(a, &ev, bytes);
     if (st == RCOLL_OK && proto != GS_ZCOPY)
         memcpy(dst, gs_msg_data(a, source, proto, 0, NULL), bytes);
     return st;

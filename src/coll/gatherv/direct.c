@@ -39,6 +39,7 @@ static int collect(rcoll_args_t *a, void *ctx, int r)
     if (!a->tl->ops->test(a->tl, &ev))
         return 0;
     size_t count = a->rcounts[r];
+    rcoll_check_len(a, &ev, count);
     gs_proto_t proto = proto_of(a, r, count);
     if (proto != GS_ZCOPY)
         memcpy((char *)a->recvbuf + a->rdispls[r],

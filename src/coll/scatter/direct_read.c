@@ -53,6 +53,8 @@ static rcoll_status_t scatter_direct_read(rcoll_args_t *a)
         rcoll_event_t ev = rcoll_ev_published(a->root, a->seq);
         rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
         if (st == RCOLL_OK)
+            rcoll_check_len(a, &ev, (size_t)a->size * a->bytes);
+        if (st == RCOLL_OK)
             st = a->tl->ops->get(a->tl, a->root, a->seq, a->recvbuf, a->bytes, mine);
         return st;
     }

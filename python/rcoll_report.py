@@ -18,6 +18,9 @@ with a failed check stands instead, so that no failure hides behind a median. Re
 "error" key are failed checks (rcoll error or wrong data): they show as FAILED in their table
 and are listed in the report's Failures section.
 Rooted collectives are grouped by their "root" (a rank or "rotate"), the v-forms by "skewed".
+With --soak FILE (rcoll-soak's JSON lines, one per impl, as scripts/run_benchmarks.sh writes
+them) the report gets a "Soak test" section: native and rcoll side by side, a failed or timed-out
+run shown as FAILED with its message, never with numbers it did not report.
 """
 
 import argparse
@@ -303,7 +306,109 @@ def failure_lines(groups):
     return lines
 
 
-def write_report(out_dir, groups, labels, notes, plots):
+def read_soak(path):
+    """The soak runs of FILE (scripts/run_benchmarks.sh): impl -> its last record."""
+    runs = OrderedDict()
+    if not path or not os.path.exists(path):
+        return runs
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if line.strip():
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise SystemExit(f"{path}:{lineno}: not JSON: {e}")
+                runs[rec.get("impl", f"run {lineno}")] = rec
+    return runs
+
+
+def soak_failed(rec):
+    return rec is None or "failed" in rec or not rec.get("ok")
+
+
+def soak_cell(rec, *keys, fmt="{}"):
+    """'a -> b -> c' of rec's keys, '-' for what the run did not report."""
+    if rec is None or "failed" in rec:
+        return "-"
+    return " -> ".join(fmt.format(rec[k]) if k in rec else "-" for k in keys)
+
+
+def soak_verdict(rec):
+    if rec is None:
+        return "not run"
+    if "failed" in rec:
+        detail = f" (`{rec['detail']}`)" if rec.get("detail") else ""
+        return f"**FAILED**: {rec['failed']}{detail}".replace("|", "\\|")  # table cell
+    if not rec.get("ok"):
+        return f"**FAILED**: {rec.get('error', 'see its stderr')}".replace("|", "\\|")
+    return "OK"
+
+
+def soak_lines(runs):
+    """The "Soak test" section: native and rcoll side by side, failures said plainly."""
+    lines = ["## Soak test", ""]
+    some = next((r for r in runs.values() if "calls" in r and "failed" not in r), None)
+    text = ("`rcoll-soak` (tools/rcoll_soak.c, docs/benchmarking.md): back-to-back collectives of "
+            "all ten kinds, no barrier between them, block sizes mostly small (0 B to 64 KB, "
+            "rarely up to 1 MB), over MPI_COMM_WORLD, a duplicate, two halves, a reversed split, "
+            "an odd/even split and all ranks but the last; roots rotating or random, "
+            "MPI_IN_PLACE at times. The same schedule runs natively and with librcoll-mpi.so "
+            "preloaded, np=4, Open MPI. Resources are the maximum over the ranks, at the start, "
+            "after the warm-up (a checked sweep of every collective, communicator and power-of-two "
+            "size, then the first calls of the schedule) and at the end; after the warm-up, more "
+            "open fds, an rcoll entry of this job left in /dev/shm, or VmRSS growth beyond the "
+            "limit fails the run.")
+    if some:
+        text += (f" This run: {some['calls']} calls, seed {some.get('seed', '?')}, every "
+                 f"{some.get('check_every', '?')}th call and the last {some.get('tail', '?')} "
+                 f"checked byte by byte, warm-up {some.get('warmup', '?')} calls")
+        text += (f", the duplicate freed and duplicated again every {some['churn']} calls."
+                 if some.get("churn") else ".")
+    lines.append(text)
+    lines.append("")
+    impls = [i for i in ("native", "rcoll") if i in runs] + [i for i in runs
+                                                             if i not in ("native", "rcoll")]
+    lines.append("| | " + " | ".join(impls) + " |")
+    lines.append("|:---|" + "---:|" * len(impls))
+    rows = [
+        ("calls (checked)", lambda r: "-" if r is None or "failed" in r else
+         f"{r.get('calls', '-')} ({r.get('checked', '-')})"),
+        ("seconds", lambda r: soak_cell(r, "seconds", fmt="{:.2f}")),
+        ("rate (calls/s)", lambda r: soak_cell(r, "rate", fmt="{:.0f}")),
+        ("VmRSS kB: start -> warm -> end", lambda r: soak_cell(
+            r, "rss_kb_start", "rss_kb_warm", "rss_kb_end")),
+        ("of it anonymous kB", lambda r: soak_cell(
+            r, "rss_anon_kb_start", "rss_anon_kb_warm", "rss_anon_kb_end")),
+        ("of it shared memory kB", lambda r: soak_cell(
+            r, "rss_shmem_kb_start", "rss_shmem_kb_warm", "rss_shmem_kb_end")),
+        ("VmRSS growth after the warm-up kB (limit)", lambda r: "-" if r is None or "failed" in r
+         else f"{r.get('rss_growth_kb', '-')} ({r.get('rss_limit_kb', '-')})"),
+        ("open fds: start -> warm -> end", lambda r: soak_cell(
+            r, "fds_start", "fds_warm", "fds_end")),
+        ("/dev/shm rcoll entries: start -> warm -> end", lambda r: soak_cell(
+            r, "shm_start", "shm_warm", "shm_end")),
+        ("of them this job's", lambda r: soak_cell(r, "shm_job_start", "shm_job_warm",
+                                                     "shm_job_end")),
+        ("verdict", soak_verdict),
+    ]
+    for name, cell in rows:
+        lines.append(f"| {name} | " + " | ".join(cell(runs[i]) for i in impls) + " |")
+    lines.append("")
+    native, mine = runs.get("native"), runs.get("rcoll")
+    if soak_failed(native) or soak_failed(mine):
+        bad = [i for i in impls if soak_failed(runs[i])]
+        lines.append(f"The soak test FAILED ({', '.join(bad)}): see the verdict above and "
+                     "`raw/soak-<impl>.err`.")
+    if (native and mine and native.get("rate") and mine.get("rate")
+            and "failed" not in native and "failed" not in mine):
+        r = mine["rate"] / native["rate"]
+        lines.append(f"Rate of rcoll / rate of native: **{r:.2f}** (above 1: rcoll completes "
+                     f"more calls per second; {mine['rate']:.0f} against {native['rate']:.0f}).")
+    lines.append("")
+    return lines
+
+
+def write_report(out_dir, groups, labels, notes, plots, soak=None):
     lines = ["# rcoll benchmark report", ""]
     lines.append(f"- Machine: {os.cpu_count()} CPUs (nproc), {cpu_model()}, {platform.system()} "
                  f"{platform.release()}")
@@ -330,11 +435,16 @@ def write_report(out_dir, groups, labels, notes, plots):
     lines.extend(summary_lines(groups))
     lines.append("")
     failures = failure_lines(groups)
+    if soak:
+        failures += [f"- Soak test, {impl}: {soak_verdict(rec)}" for impl, rec in soak.items()
+                     if soak_failed(rec)]
     if failures:
         lines.append("## Failures")
         lines.append("")
         lines.extend(failures)
         lines.append("")
+    if soak:
+        lines.extend(soak_lines(soak))
     current = None
     for (label, coll, variant, np_), g in groups.items():
         if coll != current:
@@ -487,6 +597,9 @@ def main(argv=None):
     ap.add_argument("--note", action="append", default=[],
                     help="a line added to the report header (repeatable)")
     ap.add_argument("--no-plots", action="store_true", help="write only report.md")
+    ap.add_argument("--soak", metavar="FILE",
+                    help="JSON lines of rcoll-soak runs (one per impl, from run_benchmarks.sh): "
+                         "adds the Soak test section")
     args = ap.parse_args(argv)
 
     labelled = []
@@ -500,7 +613,7 @@ def main(argv=None):
         raise SystemExit("rcoll_report: no records in the input files")
     os.makedirs(args.out, exist_ok=True)
     plots = [] if args.no_plots else plot_all(args.out, groups)
-    path = write_report(args.out, groups, args.label, args.note, plots)
+    path = write_report(args.out, groups, args.label, args.note, plots, read_soak(args.soak))
     print(f"rcoll_report: wrote {path}" + (f" and {len(plots)} plots" if plots else ""))
     return 0
 

@@ -9,6 +9,8 @@
 # np=4: barrier, allgather, alltoall; and allgather 32 KB with fresh buffers, with and without the
 # registration cache (RCOLL_BENCH_INTERNODE=0 skips these). Each runs RCOLL_BENCH_INTERNODE_RUNS
 # times (default 5; the report shows the median run per size, the cache pair alternating).
+# Then the soak test (rcoll-soak, np=4, Open MPI, native and preloaded; RCOLL_SOAK=0 skips it,
+# RCOLL_SOAK_CALLS, RCOLL_SOAK_TIMEOUT): OUT_DIR/raw/soak.jsonl, the report's "Soak test".
 # Usage: scripts/run_benchmarks.sh BUILD_DIR OUT_DIR
 # Environment: RCOLL_BENCH_COLLS (default barrier,allgather,alltoall,bcast,gather,scatter; any
 # list rcoll-bench --coll takes), RCOLL_BENCH_SIZES (1:1048576), RCOLL_BENCH_ITERS (default
@@ -128,11 +130,70 @@ if [ ${#labels[@]} -eq 0 ]; then
     echo "run_benchmarks: neither $build/rcoll-bench nor $build/rcoll-bench-mpich exists" >&2
     exit 1
 fi
+# Soak test (tools/rcoll_soak.c): RCOLL_SOAK_CALLS (default 1000000) back-to-back collectives of
+# all ten kinds, mixed sizes, several communicators, at np=4 under Open MPI, once natively and
+# once with librcoll-mpi.so preloaded; each bounded by RCOLL_SOAK_TIMEOUT seconds (default 900).
+# One JSON line per run in raw/soak.jsonl ("impl" native or rcoll; a run that printed none, e.g.
+# wrong data, a crash or a timeout, gets a line with "failed" and its first error message).
+# RCOLL_SOAK=0 skips it.
+soak_run() { # impl, then mpirun's extra options
+    local impl=$1
+    shift
+    local base="$out/raw/soak-$impl" calls=${RCOLL_SOAK_CALLS:-1000000}
+    local tmo=${RCOLL_SOAK_TIMEOUT:-900}
+    echo "soak: $impl np=4, $calls calls"
+    local start=$SECONDS rc=0
+    timeout $((tmo + 60)) mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 "$@" \
+        "$build/rcoll-soak" "$calls" --timeout "$tmo" >"$base.out" 2>"$base.err" || rc=$?
+    echo "soak: $impl done in $((SECONDS - start)) s (exit status $rc)"
+    python3 - "$base" "$impl" "$rc" "$((SECONDS - start))" "$tmo" >>"$out/raw/soak.jsonl" <<'PY'
+import json, sys
+base, impl, rc, wall, tmo = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+rec = None
+for line in open(base + ".out", errors="replace"):
+    if line.startswith('{"soak"'):
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            pass
+errs = [l.strip() for l in open(base + ".err", errors="replace") if l.strip()]
+# The soak's own message (the call, communicator, size) and rcoll's, if any, else the last line.
+own = next((l for l in errs if l.startswith(("rcoll-soak: FAILED", "rcoll-soak: TIMEOUT"))), "")
+lib = next((l for l in errs if l.startswith("rcoll:")), "")
+first = "; ".join(l for l in (own, lib) if l) or (errs[-1] if errs else "")
+if rec is None:
+    why = f"exit status {rc}"
+    if rc == 124:
+        why = f"killed by timeout after {int(tmo) + 60} s"
+    elif rc == 3 or "TIMEOUT" in first:
+        why = f"timed out after {tmo} s (rcoll-soak --timeout)"
+    rec = {"soak": True, "ok": False, "failed": why, "detail": first[:600]}
+elif rc != 0 and rec.get("ok"):
+    rec["ok"] = False
+    rec["failed"] = f"exit status {rc} after its report"
+    rec["detail"] = first[:600]
+rec.update({"impl": impl, "exit": rc, "wall_seconds": wall})
+print(json.dumps(rec))
+PY
+    if [ "$rc" -ne 0 ]; then
+        echo "soak: $impl FAILED (exit status $rc); its stderr (last lines, all in $base.err):" >&2
+        grep -v '^ *$' "$base.err" | tail -n 15 >&2 || true
+        failed+=("soak $impl")
+    fi
+}
+soak=()
+if [ -x "$build/rcoll-soak" ] && [ "${RCOLL_SOAK:-1}" = 1 ]; then
+    : >"$out/raw/soak.jsonl"
+    soak_run native
+    soak_run rcoll -x LD_PRELOAD="$build/librcoll-mpi.so"
+    soak=(--soak "$out/raw/soak.jsonl")
+fi
 notes+=(--note "Launch: Open MPI 'mpirun --oversubscribe --bind-to none', MPICH 'mpirun.mpich'; $iters iterations per size up to 64 KB, fewer above (rcoll-bench --help); rooted collectives with root 0 and an untimed MPI barrier after every iteration (OSU style; without it the root runs ahead), the others back to back.")
 plots=()
 rm -f "$out"/*.png # plots of an earlier run, possibly of collectives not measured now
 python3 -c 'import matplotlib' 2>/dev/null || plots=(--no-plots)
-python3 "$(dirname "$0")/../python/rcoll_report.py" --out "$out" "${labels[@]}" "${notes[@]}" "${plots[@]}"
+python3 "$(dirname "$0")/../python/rcoll_report.py" --out "$out" "${labels[@]}" "${notes[@]}" "${plots[@]}" \
+    "${soak[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
     echo "run_benchmarks: FAILED runs: ${failed[*]} (the report lists what failed)" >&2
     exit 1

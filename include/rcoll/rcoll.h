@@ -77,6 +77,10 @@ RCOLL_API void rcoll_context_destroy(rcoll_context_t *ctx);
  * that would span several nodes is refused, rcoll_team_create returning RCOLL_ERR_UNSUPPORTED
  * on every member alike before any UCX resource is made. */
 RCOLL_API void rcoll_context_set_threaded(rcoll_context_t *ctx, int threaded);
+/* The processes of the job on this host, where the caller knows more than a team can see (a
+ * team on a sub-communicator sees only its own members): waits judge whether ranks outnumber
+ * cores by the larger of this and the team's own count. 0 (default): the team's count. */
+RCOLL_API void rcoll_context_set_host_procs(rcoll_context_t *ctx, int procs);
 
 /* The registration cache of user buffers that ranks on other nodes write into or read from
  * (UCX; RCOLL_REG_CACHE entries, LRU, an entry dropped when its memory is unmapped). All zero

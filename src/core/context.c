@@ -38,6 +38,11 @@ void rcoll_context_set_threaded(rcoll_context_t *ctx, int threaded)
     ctx->threaded = threaded != 0;
 }
 
+void rcoll_context_set_host_procs(rcoll_context_t *ctx, int procs)
+{
+    ctx->host_procs = procs > 0 ? procs : 0;
+}
+
 void rcoll_context_reg_cache_stats(const rcoll_context_t *ctx, rcoll_reg_cache_stats_t *out)
 {
     rcoll_ucx_cache_stats(ctx ? ctx->ucx : NULL, out);

@@ -270,7 +270,14 @@ static rcoll_status_t team_setup(struct rcoll_team *t, const rcoll_oob_t *oob)
                                 "team setup: the team spans %d nodes, and its context is used "
                                 "by several threads (teams across nodes share one UCX worker)",
                                 t->node_count);
-    rcoll_wait_policy_init(&t->wait, &t->ctx->cfg, t->host_size, t->host_cores, t->node_count > 1);
+    /* Crowding is judged by every process of the job on this host, where the caller said how
+     * many (a team of 2 of 4 ranks on 2 cores is crowded: the other 2 run there too). Core-mates
+     * are known only among the team's own ranks: the idle-core polls that rely on them only when
+     * the team holds every process of the host. */
+    int host = t->host_size > t->ctx->host_procs ? t->host_size : t->ctx->host_procs;
+    rcoll_wait_policy_init(&t->wait, &t->ctx->cfg, host, t->host_cores, t->node_count > 1);
+    if (t->host_size < host)
+        t->wait.idle_core_polls = 0;
     /* Threads creating teams at once each get their own number (and shm segment name). */
     t->serial = atomic_fetch_add_explicit(&t->ctx->teams_created, 1, memory_order_relaxed);
     st = rcoll_shm_create(t, oob, &t->tl); /* with ucx to the other nodes (node_count > 1) */

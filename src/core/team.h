@@ -26,6 +26,7 @@ struct rcoll_context {
     struct rcoll_ucx_ctx *ucx; /* UCP context, worker, registration cache (first multi-node team) */
     _Atomic unsigned teams_created; /* numbers teams: names shm segments uniquely in the process */
     bool threaded;             /* rcoll_context_set_threaded: teams spanning nodes are refused */
+    int host_procs;            /* rcoll_context_set_host_procs (0: unknown) */
     _Atomic bool node_map_warned; /* RCOLL_NODE_MAP did not fit a team: said once */
 };
 

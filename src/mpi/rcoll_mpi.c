@@ -89,6 +89,7 @@ static struct {
     _Atomic int state;   /* STATE_* */
     int keyval;          /* communicator attribute holding a struct team_node * or &g.pmpi_marker */
     int thread_level;    /* provided by MPI (the highest of all ranks where agreed) */
+    int host_procs;      /* processes of the job on this host (MPI_Init), 0: not known */
     int disabled;        /* RCOLL_MPI_DISABLE */
     int log_level;       /* RCOLL_LOG (LOG_*) */
     _Atomic int logged[ASIDE_COUNT]; /* the line for this reason was printed */
@@ -206,6 +207,22 @@ static void log_process_off(int keyval_failed)
 
 /* Reads the switches and creates the keyval; `agree` makes the result (and the thread level)
  * the same on every rank of MPI_COMM_WORLD (only where every rank calls it: from MPI_Init). */
+/* The job's processes on this host (MPI_COMM_TYPE_SHARED; collective over MPI_COMM_WORLD):
+ * a team on a sub-communicator sees only its members, but waits must know who else shares the
+ * cores. 0 if MPI cannot tell. */
+static int host_procs(void)
+{
+    MPI_Comm host;
+    int n = 0;
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) !=
+        MPI_SUCCESS)
+        return 0;
+    if (PMPI_Comm_size(host, &n) != MPI_SUCCESS)
+        n = 0;
+    PMPI_Comm_free(&host);
+    return n;
+}
+
 static void setup(int agree)
 {
     const char *d = getenv("RCOLL_MPI_DISABLE");
@@ -225,6 +242,8 @@ static void setup(int agree)
     if (agree && PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
         all[0] = 1;
     g.thread_level = all[1];
+    if (agree && !all[0])
+        g.host_procs = host_procs();
     if (all[0]) {
         if (g.keyval != MPI_KEYVAL_INVALID)
             PMPI_Comm_free_keyval(&g.keyval);
@@ -271,6 +290,8 @@ static rcoll_context_t *get_context(void)
             g.ctx = NULL;
         else if (g.thread_level == MPI_THREAD_MULTIPLE)
             rcoll_context_set_threaded(g.ctx, 1); /* teams across nodes: refused, agreed */
+        if (g.ctx)
+            rcoll_context_set_host_procs(g.ctx, g.host_procs);
     }
     rcoll_context_t *ctx = g.ctx;
     pthread_mutex_unlock(&g.lock);

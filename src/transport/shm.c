@@ -908,7 +908,9 @@ static void shm_signal(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step)
         net_post(s, peer, signal_off(s, s->team->rank, seq), RCOLL_SIGNAL(seq, step), NULL, 0, false);
         return;
     }
-    post_signal(s, peer, seq, step, 0);
+    /* The value only: a signal alone has no flow control (a barrier's), so it may come while
+     * the peer still reads the line for the call two before, whose length must stay. */
+    rcoll_line_post(signal_line(s, peer, s->team->rank, seq), RCOLL_SIGNAL(seq, step));
 }
 
 static void shm_release(rcoll_tl_t *tl, uint64_t seq)

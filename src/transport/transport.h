@@ -59,9 +59,9 @@ typedef struct {
     rcoll_status_t (*enter)(rcoll_tl_t *tl, uint64_t seq, void *user_addr, size_t user_len);
     /* After the event `ev` (a signal or a publication of `ev->peer` for ev->seq) was seen: the
      * bytes its sender said it sent, where the line that carried the event tells at no cost --
-     * a publication's length; for a signal, what the source's put, put_inline and put_user to
-     * me sent since its previous signal (on this node; across nodes inline data only). False
-     * where it does not tell. A receiver compares with what it expects: sizes that differ
+     * a publication's length; for a signal raised by the source's put, put_inline or put_user
+     * to me, what those sent since its previous such signal (on this node only; a signal
+     * raised alone leaves the length as it was). False where it does not tell. A receiver compares with what it expects: sizes that differ
      * between ranks (an erroneous program) are found without an extra message. */
     bool (*sent_len)(rcoll_tl_t *tl, const rcoll_event_t *ev, size_t *len);
     /* Leaving collective seq: this rank has read everything it received for it, and what it

@@ -218,6 +218,10 @@ if [ $have_ompi -eq 1 ]; then
     run ompi 2 60 none test_mpi_errors 3
     run ompi 4 60 none test_mpi_errors 2
     run ompi 5 90 none test_mpi_errors 1 -- RCOLL_PPN=2 UCX_TLS=tcp
+    # The soak (tools/rcoll_soak.c) in short: mixed collectives on several communicators at
+    # once, rotating roots, no barrier, data checked every 7th call; memory, fds, /dev/shm.
+    run ompi 4 120 none rcoll-soak 30000 -c 7
+    run ompi 3 120 none rcoll-soak 4000 -c 3 -s 2 -- RCOLL_PPN=2 UCX_TLS=tcp
     run ompi 1 60 none test_mpi_comm_cycles 1000
     run ompi 2 60 none test_mpi_intercomm_disable 10
     run ompi 5 60 none test_mpi_intercomm_disable 5
@@ -259,6 +263,7 @@ if [ $have_mpich -eq 1 ]; then
     run mpich 2 120 none test_mpi_comm_cycles 3000
     run mpich 2 60 none test_mpi_errors 3
     run mpich 3 60 none test_mpi_errors 1
+    run mpich 3 120 none rcoll-soak 4000 -c 7
     run mpich 3 60 none test_mpi_intercomm_disable 2
     run mpich 2 60 quiet test_mpi_intercomm_disable 3 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
     run mpich 2 60 "ran:barrier,allgather,alltoall,bcast,gather,scatter,allgatherv,alltoallv,gatherv,scatterv" \

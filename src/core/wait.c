@@ -61,13 +61,14 @@ void rcoll_wait_policy_init(rcoll_wait_policy_t *policy, const rcoll_config_t *c
          * more were 2-20x slower). Across nodes every poll is also an epoll_wait on the
          * network: yielding at the first miss took small collectives 2-5% faster at np=4
          * over UCX tcp (docs/tuning.md). */
-        /* Each rank owning a core does not yield at all: a yield hands the core to whatever
-         * else is runnable on it (a CPU-bound process beside the job) for the rest of its time
-         * slice, milliseconds, while the peer answers within microseconds (np=2 beside one
-         * busy process: 40-270 us per small call with 200 yields, docs/tuning.md). It spins
-         * ~150 us instead and then sleeps on the futex: the writer's wake gives the core back
-         * at once (a woken sleeper preempts a CPU-bound task). */
-        policy->spin_iters = crowded ? (network ? 0 : 2) : 60000;
+        /* Each rank owning a core never yields: a yield hands the core to whatever else is
+         * runnable there (a CPU-bound process beside the job) for the rest of its time slice,
+         * milliseconds, while the peer answers within microseconds. It spins ~10 ms (a wait
+         * that long is long by measurement) and then sleeps on the futex. Sleeping sooner
+         * (after 15-150 us) was as bad as yielding beside a busy process without binding: the
+         * futex wake pulls the woken rank onto its waker's core, where the waker then spins
+         * (np=2 beside `yes`, --bind-to none, docs/tuning.md). */
+        policy->spin_iters = crowded ? (network ? 0 : 2) : 4000000;
         policy->yield_iters = crowded ? 2000 : 0;
         break;
     }

@@ -129,7 +129,7 @@ static size_t vcount(const call_t *c, int src, int dst)
     int p = c->size;
     if (c->call % 3 == 1) {
         int d = ((src - dst) % p + p) % p;
-        return d == 1 || d == p - 1 ? c->bytes * 7 / 2 : 0;
+        return p > 1 && (d == 1 || d == p - 1) ? c->bytes * 7 / 2 : 0;
     }
     if (c->call % 3 == 2) {
         int hot = (c->call / 3) % p;

@@ -28,8 +28,10 @@ static rcoll_status_t receive_from_parent(rcoll_args_t *a, int parent, bc_proto_
 {
     rcoll_event_t ev = rcoll_ev_signal(parent, a->seq, 0);
     rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
-    if (st == RCOLL_OK)
+    if (st == RCOLL_OK) {
+        rcoll_check_len(a, &ev, a->bytes); /* the whole message, from one parent */
         bc_finish_recv(a, parent, whole(a), proto);
+    }
     return st;
 }
 

@@ -2,7 +2,7 @@
 # Every RCOLL_* variable rcoll reads is known to the configuration fuzz test and documented:
 # the names in src/ and tools/ (string literals "RCOLL_...", as getenv and config.c's tables
 # use them; RCOLL_<COLL>_ALGO built in config.c) against `test_config_fuzz --list` and
-# docs/tuning.md. A getenv of a computed name outside src/core/config.c fails too: its name
+# docs/tuning.md. A getenv of a computed name outside src/config/config.c fails too: its name
 # could not be checked here.
 # Usage: check_config_vars.sh <test_config_fuzz> <source dir>
 set -u
@@ -15,13 +15,13 @@ for v in $(comm -23 <(echo "$in_src") <(echo "$listed")); do
     fail=1
 done
 for v in $(comm -13 <(echo "$in_src") <(echo "$listed")); do
-    if [[ $v == *_ALGO ]] && grep -q '"_ALGO"' "$root/src/core/config.c"; then continue; fi
+    if [[ $v == *_ALGO ]] && grep -q '"_ALGO"' "$root/src/config/config.c"; then continue; fi
     echo "FAIL $v is listed by test_config_fuzz but no longer read in src/"
     fail=1
 done
 computed=$(grep -rnE 'getenv\([^")]' "$root/src" "$root/tools" | grep -v '^[^:]*src/core/config\.c:')
 if [ -n "$computed" ]; then
-    echo "FAIL getenv of a computed name outside src/core/config.c (name not checkable):"
+    echo "FAIL getenv of a computed name outside src/config/config.c (name not checkable):"
     echo "$computed"
     fail=1
 fi

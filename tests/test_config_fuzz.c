@@ -20,9 +20,9 @@
 #include <time.h>
 
 #include "bootstrap/oob_fork.h"
-#include "core/config.h"
+#include "config/config.h"
 #include "core/team.h"
-#include "core/wait.h"
+#include "signal/wait.h"
 #include "rcoll/rcoll.h"
 #include "select/select.h"
 

@@ -8,7 +8,7 @@
 
 #include "coll/allgather/blocks.h"
 #include "coll/schedule.h"
-#include "core/config.h"
+#include "config/config.h"
 #include "select/select.h"
 
 static int passed, failed;

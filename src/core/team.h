@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "core/config.h"
-#include "core/wait.h"
+#include "config/config.h"
+#include "signal/wait.h"
 #include "rcoll/rcoll.h"
 
 struct rcoll_tl;

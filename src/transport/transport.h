@@ -33,7 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "core/wait.h"
+#include "signal/wait.h"
 #include "rcoll/rcoll.h"
 
 #define RCOLL_INLINE_MAX RCOLL_LINE_PAYLOAD

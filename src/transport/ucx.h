@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "core/wait.h"
+#include "signal/wait.h"
 #include "rcoll/rcoll.h"
 
 struct rcoll_team;

@@ -1,7 +1,7 @@
 /* Configuration of an rcoll context, read once from the environment (RCOLL_*), with the
  * validation that turns a bad value into a readable error instead of a silent default. */
-#ifndef RCOLL_CORE_CONFIG_H
-#define RCOLL_CORE_CONFIG_H
+#ifndef RCOLL_CONFIG_CONFIG_H
+#define RCOLL_CONFIG_CONFIG_H
 
 #include <stddef.h>
 #include "rcoll/rcoll.h"

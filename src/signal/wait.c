@@ -1,5 +1,5 @@
 /* Waiting: spin, then yield, then futex sleep with a waiter count; see wait.h. */
-#include "core/wait.h"
+#include "signal/wait.h"
 
 #include <linux/futex.h>
 #include <poll.h>

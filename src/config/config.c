@@ -2,7 +2,7 @@
  * drop-in's own switch RCOLL_MPI_DISABLE aside). A bad value is an error naming the variable,
  * "VAR=value is not valid: expected ...", never a silent default or a wrapped number
  * (tests/test_config_fuzz.c throws thousands of values at every variable). */
-#include "core/config.h"
+#include "config/config.h"
 
 #include <ctype.h>
 #include <errno.h>

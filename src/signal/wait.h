@@ -1,13 +1,13 @@
 /* Waiting: the one mechanism every rcoll wait goes through. A wait spins briefly, then yields
  * the core, then blocks on a futex on the 64-bit word it waits for (the waiter count in the same
  * cache line tells the writer to wake it); it always ends at the configured timeout. */
-#ifndef RCOLL_CORE_WAIT_H
-#define RCOLL_CORE_WAIT_H
+#ifndef RCOLL_SIGNAL_WAIT_H
+#define RCOLL_SIGNAL_WAIT_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include "core/config.h"
+#include "config/config.h"
 
 /* A waitable word in shared memory: the value one writer raises, the count of sleepers, and
  * room for a small payload that travels in the same cache line (the "inline" data). */

@@ -63,6 +63,8 @@ static const char *const cmas[] = {"auto", "1", "off", "0"};
 static const int cma_values[] = {RCOLL_CMA_AUTO, RCOLL_CMA_AUTO, RCOLL_CMA_OFF, RCOLL_CMA_OFF};
 static const char *const puts_[] = {"auto", "am", "rma"};
 static const int put_values[] = {RCOLL_UCX_PUT_AUTO, RCOLL_UCX_PUT_AM, RCOLL_UCX_PUT_RMA};
+static const char *const nets[] = {"auto", "ucx", "ofi"};
+static const int net_values[] = {RCOLL_NET_AUTO, RCOLL_NET_USE_UCX, RCOLL_NET_USE_OFI};
 
 /* Every RCOLL_* variable but the RCOLL_<COLL>_ALGO ones (added per collective in init_vars). */
 static const var_t fixed_vars[] = {
@@ -74,6 +76,8 @@ static const var_t fixed_vars[] = {
      .values = cma_values, .count = 4},
     {.name = "RCOLL_UCX_PUT", .kind = K_CHOICE, FIELD(ucx_put, F_INT), .names = puts_,
      .values = put_values, .count = 3},
+    {.name = "RCOLL_NET", .kind = K_CHOICE, FIELD(net, F_INT), .names = nets,
+     .values = net_values, .count = 3},
     {.name = "RCOLL_TIMEOUT", .kind = K_SECONDS, FIELD(timeout_s, F_DOUBLE)},
     {.name = "RCOLL_ZCOPY_THRESHOLD", .kind = K_SIZE, FIELD(zcopy_threshold, F_SIZE), .lo = 0,
      .hi = SIZE_MAX, .round = 1},

@@ -122,6 +122,7 @@ static rcoll_status_t read_choices(rcoll_config_t *cfg, char *err, size_t err_le
     static const char *const logs[] = {"error", "warn", "info", "debug"};
     static const char *const cmas[] = {"auto", "1", "off", "0"};
     static const char *const puts[] = {"auto", "am", "rma"};
+    static const char *const nets[] = {"auto", "ucx", "ofi"};
     int c;
     rcoll_status_t st = read_choice("RCOLL_WAIT", waits, 4, "spin, yield, block or auto", &c, err, err_len);
     if (st == RCOLL_OK && c >= 0)
@@ -135,6 +136,9 @@ static rcoll_status_t read_choices(rcoll_config_t *cfg, char *err, size_t err_le
     if (st == RCOLL_OK && (st = read_choice("RCOLL_UCX_PUT", puts, 3, "am, rma or auto", &c, err,
                                             err_len)) == RCOLL_OK && c >= 0)
         cfg->ucx_put = (rcoll_ucx_put_t)c;
+    if (st == RCOLL_OK && (st = read_choice("RCOLL_NET", nets, 3, "ucx, ofi or auto", &c, err,
+                                            err_len)) == RCOLL_OK && c >= 0)
+        cfg->net = (rcoll_net_choice_t)c;
     return st;
 }
 
@@ -295,6 +299,7 @@ rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_
     cfg->log_level = RCOLL_LOG_WARN;
     cfg->cma = RCOLL_CMA_AUTO;
     cfg->ucx_put = RCOLL_UCX_PUT_AUTO;
+    cfg->net = RCOLL_NET_AUTO;
     cfg->cores = online_cores();
     cfg->spin_iters = cfg->yield_iters = -1;
     err[0] = '\0';

@@ -10,6 +10,7 @@ typedef enum { RCOLL_WAIT_AUTO, RCOLL_WAIT_SPIN, RCOLL_WAIT_YIELD, RCOLL_WAIT_BL
 typedef enum { RCOLL_LOG_ERROR = 0, RCOLL_LOG_WARN, RCOLL_LOG_INFO, RCOLL_LOG_DEBUG } rcoll_log_level_t;
 typedef enum { RCOLL_CMA_AUTO, RCOLL_CMA_OFF } rcoll_cma_mode_t;
 typedef enum { RCOLL_UCX_PUT_AUTO, RCOLL_UCX_PUT_AM, RCOLL_UCX_PUT_RMA } rcoll_ucx_put_t;
+typedef enum { RCOLL_NET_AUTO, RCOLL_NET_USE_UCX, RCOLL_NET_USE_OFI } rcoll_net_choice_t;
 
 #define RCOLL_ALGO_NAME_MAX 48
 #define RCOLL_NODE_MAP_MAX 4096
@@ -32,6 +33,7 @@ typedef struct {
     rcoll_log_level_t log_level;     /* RCOLL_LOG=error|warn|info|debug */
     rcoll_cma_mode_t cma;            /* RCOLL_CMA=0 forces the copy-through-shm fallback */
     rcoll_ucx_put_t ucx_put;         /* RCOLL_UCX_PUT=am|rma|auto: single copies to other nodes */
+    rcoll_net_choice_t net;          /* RCOLL_NET=auto|ucx|ofi: the network channel to other nodes */
     char algo[RCOLL_COLL_COUNT][RCOLL_ALGO_NAME_MAX]; /* RCOLL_<COLL>_ALGO, "" = auto */
     char node_map[RCOLL_NODE_MAP_MAX]; /* RCOLL_NODE_MAP=0,0,1,1 */
     int ppn;                         /* RCOLL_PPN: ranks per node when emulating nodes (0: off) */

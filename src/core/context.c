@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "core/team.h"
-#include "transport/ucx.h"
 #include "select/select.h"
 
 rcoll_status_t rcoll_context_create(rcoll_context_t **out)
@@ -45,14 +44,14 @@ void rcoll_context_set_host_procs(rcoll_context_t *ctx, int procs)
 
 void rcoll_context_reg_cache_stats(const rcoll_context_t *ctx, rcoll_reg_cache_stats_t *out)
 {
-    rcoll_ucx_cache_stats(ctx ? ctx->ucx : NULL, out);
+    rcoll_net_cache_stats(ctx ? ctx->net : NULL, out);
 }
 
 void rcoll_context_destroy(rcoll_context_t *ctx)
 {
     if (!ctx)
         return;
-    rcoll_ucx_ctx_destroy(ctx->ucx);
+    rcoll_net_ctx_destroy_all(ctx->net);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }

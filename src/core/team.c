@@ -12,7 +12,7 @@
 
 #include "core/team.h"
 #include "select/select.h"
-#include "transport/shm.h"
+#include "transport/transport.h"
 
 /* ---- errors ---- */
 
@@ -255,6 +255,58 @@ static rcoll_status_t exchange_info(struct rcoll_team *t, const rcoll_oob_t *oob
     return RCOLL_OK;
 }
 
+/* ---- the transport's view of the team (transport/view.h) ---- */
+
+static rcoll_status_t view_error(void *owner, rcoll_status_t status, const char *msg)
+{
+    return rcoll_team_error(owner, status, "%s", msg);
+}
+
+static bool view_process_gone(void *owner, int rank)
+{
+    return rcoll_team_process_gone(owner, rank);
+}
+
+static rcoll_status_t view_wait_failed(void *owner, rcoll_status_t status, int peer,
+                                       int (*arrived)(void *arg, int rank),
+                                       int (*gone)(void *arg, int rank), void *arg)
+{
+    return rcoll_team_wait_failed(owner, status, peer, arrived, gone, arg);
+}
+
+static void view_log(void *owner, rcoll_log_level_t level, const char *msg)
+{
+    rcoll_log(((struct rcoll_team *)owner)->ctx, level, "%s", msg);
+}
+
+static void view_init(struct rcoll_team *t)
+{
+    rcoll_view_t *v = &t->view;
+    v->rank = t->rank;
+    v->size = t->size;
+    v->node_of = t->node_of;
+    v->node_count = t->node_count;
+    v->pid_of = t->pid_of;
+    v->same_host = t->same_host;
+    v->local_rank = t->local_rank;
+    v->local_size = t->local_size;
+    v->local_ranks = t->local_ranks;
+    v->local_index = t->local_index;
+    v->ppn_max = t->ppn_max;
+    v->serial = t->serial;
+    v->seq = &t->seq;
+    v->coll = &t->coll;
+    v->wait = &t->wait;
+    v->cfg = &t->ctx->cfg;
+    v->net_ctx = t->ctx->net;
+    v->net_lock = &t->ctx->lock;
+    v->owner = t;
+    v->error = view_error;
+    v->process_gone = view_process_gone;
+    v->wait_failed = view_wait_failed;
+    v->log = view_log;
+}
+
 static rcoll_status_t team_setup(struct rcoll_team *t, const rcoll_oob_t *oob)
 {
     rank_info_t *info = NULL;
@@ -264,12 +316,12 @@ static rcoll_status_t team_setup(struct rcoll_team *t, const rcoll_oob_t *oob)
     free(info);
     if (st != RCOLL_OK)
         return st;
-    /* node_count is the same on every rank: all refuse alike, before any UCX resource. */
+    /* node_count is the same on every rank: all refuse alike, before any network resource. */
     if (t->ctx->threaded && t->node_count > 1)
         return rcoll_team_error(t, RCOLL_ERR_UNSUPPORTED,
                                 "team setup: the team spans %d nodes, and its context is used "
-                                "by several threads (teams across nodes share one UCX worker)",
-                                t->node_count);
+                                "by several threads (teams across nodes share one network "
+                                "worker)", t->node_count);
     /* Crowding is judged by every process of the job on this host, where the caller said how
      * many (a team of 2 of 4 ranks on 2 cores is crowded: the other 2 run there too). Core-mates
      * are known only among the team's own ranks: the idle-core polls that rely on them only when
@@ -280,7 +332,10 @@ static rcoll_status_t team_setup(struct rcoll_team *t, const rcoll_oob_t *oob)
         t->wait.idle_core_polls = 0;
     /* Threads creating teams at once each get their own number (and shm segment name). */
     t->serial = atomic_fetch_add_explicit(&t->ctx->teams_created, 1, memory_order_relaxed);
-    st = rcoll_shm_create(t, oob, &t->tl); /* with ucx to the other nodes (node_count > 1) */
+    view_init(t);
+    st = rcoll_tl_create(&t->view, oob, &t->tl); /* with a network channel when node_count > 1 */
+    if (st == RCOLL_OK && t->tl->block_slice_ns)
+        t->wait.block_slice_ns = t->tl->block_slice_ns;
     if (st == RCOLL_OK)
         resolve_overrides(t);
     return st;
@@ -306,7 +361,7 @@ rcoll_status_t rcoll_team_create(rcoll_context_t *ctx, const rcoll_oob_t *oob, r
     rcoll_log(ctx, RCOLL_LOG_DEBUG, "team of %d: rank %d, %d node(s), local rank %d of %d, %s%s",
               t->size, t->rank, t->node_count, t->local_rank, t->local_size,
               t->tl->single_copy ? "single copy by CMA" : "copy through shared memory",
-              t->node_count > 1 ? ", other nodes over UCX" : "");
+              t->node_count > 1 ? ", other nodes over the network channel" : "");
     *out = t;
     return RCOLL_OK;
 }

@@ -9,7 +9,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "config/config.h"
+#include "net/net.h"
 #include "signal/wait.h"
+#include "transport/view.h"
 #include "rcoll/rcoll.h"
 
 struct rcoll_tl;
@@ -18,12 +20,12 @@ struct rcoll_algo;
 /* Scratch slots: the entry point's copy of in-place send data, and two for algorithms. */
 enum { RCOLL_TMP_INPLACE = 0, RCOLL_TMP_ALGO = 1, RCOLL_TMP_ALGO2 = 2, RCOLL_TMP_SLOTS = 3 };
 
-struct rcoll_ucx_ctx;
-
 struct rcoll_context {
     rcoll_config_t cfg;
-    pthread_mutex_t lock;      /* held only while `ucx` is created (never across an exchange) */
-    struct rcoll_ucx_ctx *ucx; /* UCP context, worker, registration cache (first multi-node team) */
+    pthread_mutex_t lock;      /* held only while a `net` slot is created (never across an exchange) */
+    /* Per network channel kind: its worker or domain and registration cache, created by the
+     * first team that spans nodes (net/net.h). */
+    rcoll_net_ctx_t *net[RCOLL_NET_KINDS];
     _Atomic unsigned teams_created; /* numbers teams: names shm segments uniquely in the process */
     bool threaded;             /* rcoll_context_set_threaded: teams spanning nodes are refused */
     int host_procs;            /* rcoll_context_set_host_procs (0: unknown) */
@@ -57,6 +59,7 @@ struct rcoll_team {
     const char *last_algo;
     char last_error[1024];
     rcoll_wait_policy_t wait;
+    rcoll_view_t view;  /* what the transport knows of this team */
     struct rcoll_tl *tl;
     void *tmp[RCOLL_TMP_SLOTS];   /* scratch buffers kept between calls (rcoll_team_tmp) */
     size_t tmp_bytes[RCOLL_TMP_SLOTS];

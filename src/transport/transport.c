@@ -1,6 +1,7 @@
 /* What every transport shares: the wait for one event, built on the transport's own test and
  * pause (so the transport's progress runs while it waits). */
 #include "transport/transport.h"
+#include "transport/node.h"
 
 rcoll_status_t rcoll_tl_wait(rcoll_tl_t *tl, const rcoll_event_t *ev)
 {
@@ -14,4 +15,9 @@ rcoll_status_t rcoll_tl_wait(rcoll_tl_t *tl, const rcoll_event_t *ev)
             return st;
     }
     return RCOLL_OK;
+}
+
+rcoll_status_t rcoll_tl_create(const rcoll_view_t *v, const rcoll_oob_t *oob, rcoll_tl_t **out)
+{
+    return rcoll_node_tl_create(v, oob, out);
 }

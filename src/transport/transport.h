@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "signal/wait.h"
+#include "transport/view.h"
 #include "rcoll/rcoll.h"
 
 #define RCOLL_INLINE_MAX RCOLL_LINE_PAYLOAD
@@ -49,7 +50,6 @@ typedef struct {
     unsigned step; /* signals only */
 } rcoll_event_t;
 
-struct rcoll_team;
 typedef struct rcoll_tl rcoll_tl_t;
 
 typedef struct {
@@ -105,7 +105,12 @@ struct rcoll_tl {
     const rcoll_wait_policy_t *wait; /* the team's wait policy */
     uint64_t truncated;   /* the last call in which a single copy was cut at the end of what */
     int truncated_peer;   /* ... this peer advertised (its sizes differ from mine) */
+    uint64_t block_slice_ns; /* the longest sleep the team's wait policy should take (0: its own) */
 };
+
+/* The transport factory: the node transport (shared memory on the node, the network channel
+ * RCOLL_NET chose to other nodes), created collectively over the team described by `v`. */
+rcoll_status_t rcoll_tl_create(const rcoll_view_t *v, const rcoll_oob_t *oob, rcoll_tl_t **out);
 
 /* Wait until `ev` happened (the policy's spin/yield/block, then the team's timeout). */
 rcoll_status_t rcoll_tl_wait(rcoll_tl_t *tl, const rcoll_event_t *ev);

@@ -1,6 +1,7 @@
 /* The node transport: the one-sided interface of transport.h over one POSIX shared-memory
- * segment per node per team, and, for ranks on other nodes, over UCX (ucx.c) into the same
- * areas, registered with UCX (see "Ranks on other nodes" below and docs/design.md).
+ * segment per node per team, and, for ranks on other nodes, over the team's network channel
+ * (net/net.h: UCX or libfabric) into the same areas (see "Ranks on other nodes" below and
+ * docs/design.md).
  *
  * Segment: a header page, then one area per local rank. An area holds what others write to
  * that rank and what it publishes:
@@ -26,7 +27,7 @@
  *
  * The segment is created by the node's first rank, mapped by the others and unlinked as soon as
  * everyone has mapped it, so nothing is left in /dev/shm even if a process is killed later. */
-#include "transport/shm.h"
+#include "transport/node.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,8 +43,8 @@
 #include <emmintrin.h>
 #endif
 
-#include "core/team.h"
-#include "transport/ucx.h"
+#include "transport/view.h"
+#include "net/net.h"
 
 #define SHM_MAGIC 0x72636f6c6c73686dull /* "rcollshm" */
 #define SHM_HEADER_BYTES 4096
@@ -64,10 +65,10 @@ typedef struct {
  * arrival line): the line (value = seq) and the registered buffer behind its advertisement. */
 typedef struct {
     rcoll_line_t line;
-    rcoll_ucx_advert_t adv;
+    rcoll_net_advert_t adv;
 } __attribute__((aligned(64))) advert_block_t;
 
-_Static_assert(sizeof(advert_block_t) <= RCOLL_UCX_POLL_MAX, "an advertisement is polled whole");
+_Static_assert(sizeof(advert_block_t) <= RCOLL_NET_POLL_MAX, "an advertisement is polled whole");
 
 /* Lines of mine that a rank on another node raises for me: it cannot make me poll its own. */
 enum { VIEW_RELEASE = 0, VIEW_FIN = 1, VIEW_HELLO = 2, VIEW_LINES = 3 };
@@ -84,8 +85,8 @@ typedef struct {
 
 typedef struct {
     rcoll_tl_t base;
-    struct rcoll_team *team;
-    rcoll_ucx_t *net;         /* ranks on other nodes (NULL: the team is on one node) */
+    const rcoll_view_t *v;
+    rcoll_net_t *net;         /* ranks on other nodes (NULL: the team is on one node) */
     advert_block_t *adv_seen; /* per team rank on another node: its last advertisement read */
     uint64_t pulled_seq;      /* the last collective in which ranks on other nodes read my outbox */
     uint64_t *heard;          /* per team rank on another node: the last collective it was heard in */
@@ -117,12 +118,12 @@ typedef struct {
 
 static area_head_t *head_of(shm_tl_t *s, int team_rank)
 {
-    return (area_head_t *)(void *)s->area[s->team->local_index[team_rank]];
+    return (area_head_t *)(void *)s->area[s->v->local_index[team_rank]];
 }
 
 static rcoll_line_t *signal_line(shm_tl_t *s, int receiver, int source, uint64_t seq)
 {
-    unsigned char *a = s->area[s->team->local_index[receiver]] + s->off_signal;
+    unsigned char *a = s->area[s->v->local_index[receiver]] + s->off_signal;
     return (rcoll_line_t *)(void *)a + (size_t)source * 2 + (seq & 1);
 }
 
@@ -134,7 +135,7 @@ static bounce_channel_t *bounce_of(shm_tl_t *s, int receiver_index, int sender_i
 
 static unsigned char *inbox_of(shm_tl_t *s, int rank, uint64_t seq)
 {
-    return s->area[s->team->local_index[rank]] + s->off_inbox + (seq & 1) * s->base.inbox_bytes;
+    return s->area[s->v->local_index[rank]] + s->off_inbox + (seq & 1) * s->base.inbox_bytes;
 }
 
 static unsigned char *outbox_of(shm_tl_t *s, int rank, uint64_t seq)
@@ -142,11 +143,11 @@ static unsigned char *outbox_of(shm_tl_t *s, int rank, uint64_t seq)
     return inbox_of(s, rank, seq) + 2 * s->base.inbox_bytes;
 }
 
-/* ---- ranks on other nodes: the same area layout, reached through ucx ---- */
+/* ---- ranks on other nodes: the same area layout, reached through the network channel ---- */
 
 static bool is_remote(const shm_tl_t *s, int rank)
 {
-    return s->team->local_index[rank] < 0;
+    return s->v->local_index[rank] < 0;
 }
 
 static rcoll_line_t *view_line(shm_tl_t *s, int source, int which)
@@ -200,12 +201,12 @@ static rcoll_status_t net_post(shm_tl_t *s, int peer, size_t line_off, uint64_t 
             memcpy(tail.payload, payload, n);
         n += sizeof tail.len;
     }
-    return rcoll_ucx_write(s->net, peer, &tail, n, line_off + offsetof(rcoll_line_t, len),
+    return rcoll_net_write(s->net, peer, &tail, n, line_off + offsetof(rcoll_line_t, len),
                            line_off + offsetof(rcoll_line_t, value), value);
 }
 
 /* The peer's advertisement for seq, fetched (or the copy a poll brought). */
-static rcoll_status_t net_advert(shm_tl_t *s, int peer, uint64_t seq, const rcoll_ucx_advert_t **out);
+static rcoll_status_t net_advert(shm_tl_t *s, int peer, uint64_t seq, const rcoll_net_advert_t **out);
 
 /* Copy into a peer-visible slot. From 16 KB on with non-temporal stores where the CPU has them:
  * a peer read these lines in the last call, and taking each back (read for ownership) made the
@@ -247,17 +248,17 @@ static int rank_arrived(void *arg, int rank)
 {
     shm_tl_t *s = arg;
     if (is_remote(s, rank)) /* as far as what was heard from it tells */
-        return s->heard[rank] >= s->team->seq ||
-               atomic_load(&s->adv_seen[rank].line.value) >= s->team->seq;
+        return s->heard[rank] >= (*s->v->seq) ||
+               atomic_load(&s->adv_seen[rank].line.value) >= (*s->v->seq);
     area_head_t *h = head_of(s, rank);
     uint64_t a = atomic_load(&h->arrival[0].value), b = atomic_load(&h->arrival[1].value);
-    return (a > b ? a : b) >= s->team->seq;
+    return (a > b ? a : b) >= (*s->v->seq);
 }
 
 /* The receiver's side of the fallback copy: drain every chunk that local senders left. */
 static void bounce_progress(shm_tl_t *s)
 {
-    for (int i = 0; i < s->team->local_size; i++) {
+    for (int i = 0; i < s->v->local_size; i++) {
         if (i == s->my_index)
             continue;
         bounce_channel_t *ch = bounce_of(s, s->my_index, i);
@@ -273,14 +274,14 @@ static void bounce_progress(shm_tl_t *s)
 
 static void set_not_waiting(shm_tl_t *s)
 {
-    _Atomic uint32_t *mine = &head_of(s, s->team->rank)->where.waiting;
+    _Atomic uint32_t *mine = &head_of(s, s->v->rank)->where.waiting;
     if (atomic_load_explicit(mine, memory_order_relaxed))
         atomic_store_explicit(mine, 0, memory_order_relaxed);
 }
 
 static void set_waiting_for(shm_tl_t *s, rcoll_line_t *line, uint64_t target)
 {
-    area_head_t *me = head_of(s, s->team->rank);
+    area_head_t *me = head_of(s, s->v->rank);
     uint64_t off = (uint64_t)((unsigned char *)line - s->seg);
     if (atomic_load_explicit(&me->where.waiting, memory_order_relaxed) &&
         atomic_load_explicit(&me->where.line, memory_order_relaxed) == off &&
@@ -311,7 +312,7 @@ static bool mate_can_proceed(shm_tl_t *s, area_head_t *h)
  * the wait policy bounds the cost. */
 static bool core_mate_needs_cpu(shm_tl_t *s, rcoll_line_t *line, uint64_t target)
 {
-    struct rcoll_team *t = s->team;
+    const rcoll_view_t *t = s->v;
     int cpu = sched_getcpu() + 1;
     area_head_t *me = head_of(s, t->rank);
     if (atomic_load_explicit(&me->where.cpu, memory_order_relaxed) != cpu)
@@ -321,7 +322,7 @@ static bool core_mate_needs_cpu(shm_tl_t *s, rcoll_line_t *line, uint64_t target
         area_head_t *h = head_of(s, t->local_ranks[i]);
         if (h == me || atomic_load_explicit(&h->where.cpu, memory_order_relaxed) != cpu)
             continue;
-        if (atomic_load_explicit(&h->arrival[t->seq & 1].value, memory_order_relaxed) < t->seq ||
+        if (atomic_load_explicit(&h->arrival[*t->seq & 1].value, memory_order_relaxed) < *t->seq ||
             mate_can_proceed(s, h))
             return true;
     }
@@ -330,11 +331,11 @@ static bool core_mate_needs_cpu(shm_tl_t *s, rcoll_line_t *line, uint64_t target
 
 static bool peer_gone(shm_tl_t *s, int who)
 {
-    if (who < 0 || who == s->team->rank)
+    if (who < 0 || who == s->v->rank)
         return false;
-    if (s->net && is_remote(s, who) && rcoll_ucx_peer_failed(s->net, who))
+    if (s->net && is_remote(s, who) && rcoll_net_peer_failed(s->net, who))
         return true;
-    return rcoll_team_process_gone(s->team, who);
+    return s->v->process_gone(s->v->owner, who);
 }
 
 static int rank_gone(void *arg, int rank)
@@ -353,20 +354,20 @@ static rcoll_status_t pause_on_line(shm_tl_t *s, rcoll_waiter_t *w, rcoll_line_t
         bounce_progress(s);
     /* While waiting for a local peer, serve the network too; if it brought something, look
      * again before yielding. */
-    if (s->net && !remote && rcoll_ucx_look(s->net)) {
+    if (s->net && !remote && rcoll_net_look(s->net)) {
         st = rcoll_waiter_progressed(w);
-        return st == RCOLL_OK ? st : rcoll_team_wait_failed(s->team, st, who, rank_arrived, rank_gone, s);
+        return st == RCOLL_OK ? st : s->v->wait_failed(s->v->owner, st, who, rank_arrived, rank_gone, s);
     }
     if (remote) { /* its writes come through the network worker: wait on that */
-        st = rcoll_ucx_pause(s->net, w);
+        st = rcoll_net_pause(s->net, w);
         if (st == RCOLL_OK && (rcoll_waiter_is_sleeping(w) || (w->polls & 1023) == 0) &&
             peer_gone(s, who) && !(line && rcoll_line_reached(line, target)))
             st = RCOLL_ERR_PEER_DEAD;
         if (st != RCOLL_OK)
-            return rcoll_team_wait_failed(s->team, st, who, rank_arrived, rank_gone, s);
+            return s->v->wait_failed(s->v->owner, st, who, rank_arrived, rank_gone, s);
         return RCOLL_OK;
     }
-    if (s->team->wait.crowded && w->idle_core_polls < w->policy->idle_core_polls &&
+    if (s->v->wait->crowded && w->idle_core_polls < w->policy->idle_core_polls &&
         !core_mate_needs_cpu(s, line, target) && rcoll_waiter_idle_core_poll(w))
         return RCOLL_OK;
     st = rcoll_waiter_pause(w, line, target);
@@ -375,7 +376,7 @@ static rcoll_status_t pause_on_line(shm_tl_t *s, rcoll_waiter_t *w, rcoll_line_t
         !rcoll_line_reached(line, target))
         st = RCOLL_ERR_PEER_DEAD;
     if (st != RCOLL_OK)
-        return rcoll_team_wait_failed(s->team, st, who, rank_arrived, rank_gone, s);
+        return s->v->wait_failed(s->v->owner, st, who, rank_arrived, rank_gone, s);
     return RCOLL_OK;
 }
 
@@ -384,7 +385,7 @@ static rcoll_status_t wait_line(shm_tl_t *s, rcoll_line_t *line, uint64_t target
     if (rcoll_line_reached(line, target) && s->base.single_copy)
         return RCOLL_OK;
     rcoll_waiter_t w;
-    rcoll_waiter_start(&w, &s->team->wait);
+    rcoll_waiter_start(&w, s->v->wait);
     while (!rcoll_line_reached(line, target)) {
         rcoll_status_t st = pause_on_line(s, &w, line, target, who);
         if (st != RCOLL_OK)
@@ -401,7 +402,7 @@ static rcoll_line_t *event_line(shm_tl_t *s, const rcoll_event_t *ev, uint64_t *
     switch (ev->kind) {
     case RCOLL_EV_SIGNAL:
         *target = RCOLL_SIGNAL(ev->seq, ev->step);
-        return signal_line(s, s->team->rank, ev->peer, ev->seq);
+        return signal_line(s, s->v->rank, ev->peer, ev->seq);
     case RCOLL_EV_ARRIVAL:
         *target = ev->seq;
         return remote ? NULL : &head_of(s, ev->peer)->arrival[ev->seq & 1];
@@ -417,16 +418,16 @@ static rcoll_line_t *event_line(shm_tl_t *s, const rcoll_event_t *ev, uint64_t *
 }
 
 /* Has the rank on another node entered seq? Keeps one read of its advertisement in flight.
- * Where single copies go by message its worker holds what comes early (rcoll_ucx_send_user):
+ * Where single copies go by message its worker holds what comes early (rcoll_net_send_user):
  * it counts as arrived for writes at once, with no reads that it would have to answer. */
 static bool net_arrived(shm_tl_t *s, int peer, uint64_t seq)
 {
-    if (rcoll_ucx_puts_by_message(s->net))
+    if (rcoll_net_puts_by_message(s->net))
         return true;
     advert_block_t *seen = &s->adv_seen[peer];
     if (atomic_load_explicit(&seen->line.value, memory_order_relaxed) >= seq)
         return true;
-    return rcoll_ucx_poll(s->net, peer, seen, sizeof *seen, advert_off(s, seq)) > 0 &&
+    return rcoll_net_poll(s->net, peer, seen, sizeof *seen, advert_off(s, seq)) > 0 &&
            atomic_load_explicit(&seen->line.value, memory_order_relaxed) >= seq;
 }
 
@@ -467,7 +468,7 @@ static rcoll_status_t shm_pause(rcoll_tl_t *tl, rcoll_waiter_t *w, const rcoll_e
  * a sparse alltoallv at 5 ranks sent 256 KB blocks into 512 KB - 8 bytes, unregistered). */
 static bool net_needs_key(const shm_tl_t *s, size_t user_len)
 {
-    size_t slot = (s->base.inbox_bytes / (size_t)s->team->size) & ~(size_t)63;
+    size_t slot = (s->base.inbox_bytes / (size_t)s->v->size) & ~(size_t)63;
     return user_len >= s->base.zcopy_threshold || user_len > slot;
 }
 
@@ -475,13 +476,13 @@ static rcoll_status_t net_enter(shm_tl_t *s, uint64_t seq, void *user_addr, size
 {
     advert_block_t *b = (advert_block_t *)(void *)(s->area[s->my_index] + s->off_advert) + (seq & 1);
     rcoll_status_t st = RCOLL_OK;
-    memset(&b->adv, 0, offsetof(rcoll_ucx_advert_t, rkey));
+    memset(&b->adv, 0, offsetof(rcoll_net_advert_t, key));
     b->adv.addr = (uint64_t)(uintptr_t)user_addr; /* a single copy by message needs no key */
     b->adv.len = user_addr ? user_len : 0;
     if (user_addr && net_needs_key(s, user_len))
-        st = rcoll_ucx_register(s->net, user_addr, user_len, &b->adv);
+        st = rcoll_net_register(s->net, user_addr, user_len, &b->adv);
     rcoll_line_post(&b->line, seq); /* arrived, even without a buffer: peers then see why */
-    rcoll_ucx_deliver_held(s->net);
+    rcoll_net_deliver_held(s->net);
     return st;
 }
 
@@ -495,10 +496,10 @@ _Static_assert(sizeof(arrival_payload_t) <= RCOLL_LINE_PAYLOAD, "an arrival fits
 static rcoll_status_t shm_enter(rcoll_tl_t *tl, uint64_t seq, void *user_addr, size_t user_len)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
-    area_head_t *me = head_of(s, s->team->rank);
+    area_head_t *me = head_of(s, s->v->rank);
     rcoll_line_t *adv = &me->arrival[seq & 1];
     set_not_waiting(s);
-    if (s->team->wait.crowded) { /* core-mates must know where a rank that never waits runs */
+    if (s->v->wait->crowded) { /* core-mates must know where a rank that never waits runs */
         int cpu = sched_getcpu() + 1;
         if (atomic_load_explicit(&me->where.cpu, memory_order_relaxed) != cpu)
             atomic_store_explicit(&me->where.cpu, cpu, memory_order_relaxed);
@@ -516,7 +517,7 @@ static rcoll_status_t net_wait_done(shm_tl_t *s, int peer, uint64_t need);
 static rcoll_status_t net_wait_readers(shm_tl_t *s, uint64_t seq)
 {
     rcoll_status_t st = RCOLL_OK;
-    for (int peer = 0; st == RCOLL_OK && peer < s->team->size; peer++)
+    for (int peer = 0; st == RCOLL_OK && peer < s->v->size; peer++)
         if (is_remote(s, peer) && s->peer_done_seen[peer] < seq)
             st = net_wait_done(s, peer, seq);
     return st;
@@ -525,19 +526,19 @@ static rcoll_status_t net_wait_readers(shm_tl_t *s, uint64_t seq)
 static rcoll_status_t shm_leave(rcoll_tl_t *tl, uint64_t seq)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
-    rcoll_status_t st = s->net ? rcoll_ucx_quiet(s->net) : RCOLL_OK;
-    rcoll_line_post(&head_of(s, s->team->rank)->done, seq);
+    rcoll_status_t st = s->net ? rcoll_net_quiet(s->net) : RCOLL_OK;
+    rcoll_line_post(&head_of(s, s->v->rank)->done, seq);
     if (s->net && s->pulled_seq == seq && st == RCOLL_OK)
         st = net_wait_readers(s, seq);
     if (s->net)
-        rcoll_ucx_release_registrations(s->net);
+        rcoll_net_release_registrations(s->net);
     return st;
 }
 
 static void *shm_inbox(rcoll_tl_t *tl, uint64_t seq)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
-    return inbox_of(s, s->team->rank, seq);
+    return inbox_of(s, s->v->rank, seq);
 }
 
 /* A rank on another node: read its done word until it shows `need` (what it last said, or a
@@ -545,10 +546,10 @@ static void *shm_inbox(rcoll_tl_t *tl, uint64_t seq)
 static rcoll_status_t net_wait_done(shm_tl_t *s, int peer, uint64_t need)
 {
     rcoll_waiter_t w;
-    rcoll_waiter_start(&w, &s->team->wait);
+    rcoll_waiter_start(&w, s->v->wait);
     for (;;) {
         uint64_t done = 0;
-        rcoll_status_t st = rcoll_ucx_get(s->net, peer, &done, sizeof done,
+        rcoll_status_t st = rcoll_net_get(s->net, peer, &done, sizeof done,
                                           offsetof(area_head_t, done) + offsetof(rcoll_line_t, value));
         if (st != RCOLL_OK)
             return st;
@@ -577,9 +578,9 @@ static rcoll_status_t wait_slots_free(shm_tl_t *s, int peer, uint64_t seq)
 /* The signal that follows a single-copy put to a rank on another node. */
 static rcoll_status_t net_signal(shm_tl_t *s, int peer, uint64_t seq, unsigned step)
 {
-    rcoll_status_t st = rcoll_ucx_fence(s->net, peer);
+    rcoll_status_t st = rcoll_net_fence(s->net, peer);
     if (st == RCOLL_OK)
-        st = net_post(s, peer, signal_off(s, s->team->rank, seq), RCOLL_SIGNAL(seq, step), NULL, 0,
+        st = net_post(s, peer, signal_off(s, s->v->rank, seq), RCOLL_SIGNAL(seq, step), NULL, 0,
                       false);
     return st;
 }
@@ -590,7 +591,7 @@ static rcoll_status_t net_put_done(shm_tl_t *s, int peer, uint64_t seq, unsigned
                                    rcoll_status_t st)
 {
     if (st == RCOLL_OK)
-        st = rcoll_ucx_quiet(s->net);
+        st = rcoll_net_quiet(s->net);
     if (st == RCOLL_OK && step != RCOLL_NO_SIGNAL)
         st = net_signal(s, peer, seq, step);
     return st;
@@ -610,7 +611,7 @@ static void count_sent(shm_tl_t *s, int peer, uint64_t seq, size_t len)
 static void post_signal(shm_tl_t *s, int peer, uint64_t seq, unsigned step, size_t len)
 {
     count_sent(s, peer, seq, len);
-    rcoll_line_t *line = signal_line(s, peer, s->team->rank, seq);
+    rcoll_line_t *line = signal_line(s, peer, s->v->rank, seq);
     line->len = s->sent_bytes[peer] > UINT32_MAX ? UINT32_MAX : (uint32_t)s->sent_bytes[peer];
     s->sent_bytes[peer] = 0;
     rcoll_line_post(line, RCOLL_SIGNAL(seq, step));
@@ -624,9 +625,9 @@ static rcoll_status_t shm_put(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned s
     if (st != RCOLL_OK)
         return st;
     if (is_remote(s, peer)) /* data and signal in one message */
-        return rcoll_ucx_write(s->net, peer, src, len, box_off(s, seq, 0) + inbox_offset,
-                               step == RCOLL_NO_SIGNAL ? RCOLL_UCX_NO_SIGNAL
-                                                       : signal_off(s, s->team->rank, seq),
+        return rcoll_net_write(s->net, peer, src, len, box_off(s, seq, 0) + inbox_offset,
+                               step == RCOLL_NO_SIGNAL ? RCOLL_NET_NO_SIGNAL
+                                                       : signal_off(s, s->v->rank, seq),
                                RCOLL_SIGNAL(seq, step));
     if (len)
         copy_out(inbox_of(s, peer, seq) + inbox_offset, src, len);
@@ -645,9 +646,9 @@ static rcoll_status_t shm_put_inline(rcoll_tl_t *tl, int peer, uint64_t seq, uns
     if (st != RCOLL_OK)
         return st;
     if (is_remote(s, peer))
-        return net_post(s, peer, signal_off(s, s->team->rank, seq), RCOLL_SIGNAL(seq, step), src,
+        return net_post(s, peer, signal_off(s, s->v->rank, seq), RCOLL_SIGNAL(seq, step), src,
                         len, true);
-    rcoll_line_t *line = signal_line(s, peer, s->team->rank, seq);
+    rcoll_line_t *line = signal_line(s, peer, s->v->rank, seq);
     memcpy(line->payload, src, len);
     post_signal(s, peer, seq, step, len);
     return RCOLL_OK;
@@ -656,7 +657,7 @@ static rcoll_status_t shm_put_inline(rcoll_tl_t *tl, int peer, uint64_t seq, uns
 static const void *shm_inline_data(rcoll_tl_t *tl, int source, uint64_t seq)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
-    return signal_line(s, s->team->rank, source, seq)->payload;
+    return signal_line(s, s->v->rank, source, seq)->payload;
 }
 
 /* One single copy by CMA between my `local` buffer and `remote` in the peer (write: to it). */
@@ -667,15 +668,15 @@ static rcoll_status_t cma_copy(shm_tl_t *s, int peer, void *local, uint64_t remo
     while (done < len) {
         struct iovec mine = {(char *)local + done, len - done};
         struct iovec theirs = {(void *)(uintptr_t)(remote + done), len - done};
-        ssize_t n = write ? process_vm_writev(s->team->pid_of[peer], &mine, 1, &theirs, 1, 0)
-                          : process_vm_readv(s->team->pid_of[peer], &mine, 1, &theirs, 1, 0);
+        ssize_t n = write ? process_vm_writev(s->v->pid_of[peer], &mine, 1, &theirs, 1, 0)
+                          : process_vm_readv(s->v->pid_of[peer], &mine, 1, &theirs, 1, 0);
         if (n <= 0) {
             if (n < 0 && errno == EINTR)
                 continue;
-            return rcoll_team_error(s->team, n < 0 && errno == ESRCH ? RCOLL_ERR_PEER_DEAD
+            return rcoll_view_error(s->v, n < 0 && errno == ESRCH ? RCOLL_ERR_PEER_DEAD
                                                                       : RCOLL_ERR_SYSTEM,
                                     "%s: single-copy %s of %zu bytes %s rank %d failed: %s",
-                                    s->team->coll, write ? "write" : "read", len,
+                                    rcoll_view_coll(s->v, "shm"), write ? "write" : "read", len,
                                     write ? "to" : "from", peer,
                                     n < 0 ? strerror(errno) : "no progress");
         }
@@ -687,7 +688,7 @@ static rcoll_status_t cma_copy(shm_tl_t *s, int peer, void *local, uint64_t remo
 /* Fallback single copy: through the receiver's bounce channel, one chunk in flight. */
 static rcoll_status_t bounce_write(shm_tl_t *s, int peer, const void *src, size_t len, uint64_t dst)
 {
-    int pi = s->team->local_index[peer];
+    int pi = s->v->local_index[peer];
     bounce_channel_t *ch = bounce_of(s, pi, s->my_index);
     for (size_t done = 0; done < len;) {
         size_t n = len - done < BOUNCE_CHUNK ? len - done : BOUNCE_CHUNK;
@@ -706,14 +707,14 @@ static rcoll_status_t bounce_write(shm_tl_t *s, int peer, const void *src, size_
 
 /* The advertisement of a rank on another node for seq: the copy an arrival poll brought if it
  * is for seq, else read until it is. */
-static rcoll_status_t net_advert(shm_tl_t *s, int peer, uint64_t seq, const rcoll_ucx_advert_t **out)
+static rcoll_status_t net_advert(shm_tl_t *s, int peer, uint64_t seq, const rcoll_net_advert_t **out)
 {
     advert_block_t *seen = &s->adv_seen[peer];
     rcoll_waiter_t w;
-    rcoll_waiter_start(&w, &s->team->wait);
+    rcoll_waiter_start(&w, s->v->wait);
     while (atomic_load_explicit(&seen->line.value, memory_order_relaxed) != seq) {
         advert_block_t b;
-        rcoll_status_t st = rcoll_ucx_get(s->net, peer, &b, sizeof b, advert_off(s, seq));
+        rcoll_status_t st = rcoll_net_get(s->net, peer, &b, sizeof b, advert_off(s, seq));
         if (st != RCOLL_OK)
             return st;
         if (atomic_load_explicit(&b.line.value, memory_order_relaxed) >= seq) {
@@ -746,18 +747,18 @@ static rcoll_status_t shm_put_user(rcoll_tl_t *tl, int peer, uint64_t seq, unsig
 {
     shm_tl_t *s = (shm_tl_t *)tl;
     if (is_remote(s, peer)) {
-        if (rcoll_ucx_puts_by_message(s->net)) { /* data and signal, one message, no round trip */
+        if (rcoll_net_puts_by_message(s->net)) { /* data and signal, one message, no round trip */
             size_t block = advert_off(s, seq);
-            return rcoll_ucx_send_user(s->net, peer, src, len, block + offsetof(advert_block_t, line),
+            return rcoll_net_send_user(s->net, peer, src, len, block + offsetof(advert_block_t, line),
                                        block + offsetof(advert_block_t, adv), seq, remote_offset,
-                                       step == RCOLL_NO_SIGNAL ? RCOLL_UCX_NO_SIGNAL
-                                                               : signal_off(s, s->team->rank, seq),
+                                       step == RCOLL_NO_SIGNAL ? RCOLL_NET_NO_SIGNAL
+                                                               : signal_off(s, s->v->rank, seq),
                                        RCOLL_SIGNAL(seq, step));
         }
-        const rcoll_ucx_advert_t *adv;
+        const rcoll_net_advert_t *adv;
         rcoll_status_t st = net_advert(s, peer, seq, &adv);
         if (st == RCOLL_OK)
-            st = rcoll_ucx_put_user(s->net, peer, src, len, adv, remote_offset);
+            st = rcoll_net_put_user(s->net, peer, src, len, adv, remote_offset);
         return net_put_done(s, peer, seq, step, st);
     }
     rcoll_line_t *adv = &head_of(s, peer)->arrival[seq & 1];
@@ -787,13 +788,13 @@ static rcoll_status_t shm_get_user(rcoll_tl_t *tl, int peer, uint64_t seq, void 
 {
     shm_tl_t *s = (shm_tl_t *)tl;
     if (is_remote(s, peer)) {
-        const rcoll_ucx_advert_t *adv;
+        const rcoll_net_advert_t *adv;
         rcoll_status_t st = net_advert(s, peer, seq, &adv);
-        return st == RCOLL_OK ? rcoll_ucx_get_user(s->net, peer, dst, len, adv, remote_offset) : st;
+        return st == RCOLL_OK ? rcoll_net_get_user(s->net, peer, dst, len, adv, remote_offset) : st;
     }
     if (!s->base.single_copy)
-        return rcoll_team_error(s->team, RCOLL_ERR_UNSUPPORTED, "%s: single-copy read without CMA",
-                                s->team->coll);
+        return rcoll_view_error(s->v, RCOLL_ERR_UNSUPPORTED, "%s: single-copy read without CMA",
+                                rcoll_view_coll(s->v, "shm"));
     rcoll_line_t *adv = &head_of(s, peer)->arrival[seq & 1];
     rcoll_status_t st = wait_line(s, adv, seq, peer);
     if (st != RCOLL_OK || !len)
@@ -807,10 +808,10 @@ static rcoll_status_t shm_get_user(rcoll_tl_t *tl, int peer, uint64_t seq, void 
 /* My outbox of parity seq&1 is free once every peer has finished collective seq-2. */
 static rcoll_status_t wait_outbox_free(shm_tl_t *s, uint64_t seq)
 {
-    int n = s->net ? s->team->size : s->team->local_size;
+    int n = s->net ? s->v->size : s->v->local_size;
     for (int i = 0; i < n; i++) {
-        int peer = s->net ? i : s->team->local_ranks[i];
-        if (peer == s->team->rank)
+        int peer = s->net ? i : s->v->local_ranks[i];
+        if (peer == s->v->rank)
             continue;
         rcoll_status_t st = wait_slots_free(s, peer, seq);
         if (st != RCOLL_OK)
@@ -825,7 +826,7 @@ static rcoll_status_t wait_outbox_free(shm_tl_t *s, uint64_t seq)
 static rcoll_status_t net_push_publication(shm_tl_t *s, int peer, uint64_t seq, const void *src,
                                            size_t len)
 {
-    size_t line_off = pushed_off(s, s->team->rank, seq);
+    size_t line_off = pushed_off(s, s->v->rank, seq);
     if (len <= RCOLL_INLINE_MAX || len > PUSHED_MAX) {
         if (len > PUSHED_MAX)
             s->pulled_seq = seq;
@@ -841,7 +842,7 @@ static rcoll_status_t net_push_publication(shm_tl_t *s, int peer, uint64_t seq, 
     msg.len = (uint32_t)len;
     memset(msg.payload, 0, sizeof msg.payload);
     memcpy(msg.data, src, len);
-    return rcoll_ucx_write(s->net, peer, &msg, offsetof(__typeof__(msg), data) + len,
+    return rcoll_net_write(s->net, peer, &msg, offsetof(__typeof__(msg), data) + len,
                            line_off + offsetof(rcoll_line_t, len),
                            line_off + offsetof(rcoll_line_t, value), seq);
 }
@@ -852,14 +853,14 @@ static rcoll_status_t shm_publish(rcoll_tl_t *tl, uint64_t seq, const void *src,
     rcoll_status_t st = wait_outbox_free(s, seq);
     if (st != RCOLL_OK)
         return st;
-    rcoll_line_t *line = &head_of(s, s->team->rank)->published[seq & 1];
+    rcoll_line_t *line = &head_of(s, s->v->rank)->published[seq & 1];
     if (len <= RCOLL_INLINE_MAX)
         memcpy(line->payload, src, len);
     else
-        copy_out(outbox_of(s, s->team->rank, seq), src, len);
+        copy_out(outbox_of(s, s->v->rank, seq), src, len);
     line->len = (uint32_t)len;
     rcoll_line_post(line, seq);
-    for (int peer = 0; s->net && st == RCOLL_OK && peer < s->team->size; peer++)
+    for (int peer = 0; s->net && st == RCOLL_OK && peer < s->v->size; peer++)
         if (is_remote(s, peer))
             st = net_push_publication(s, peer, seq, src, len);
     return st;
@@ -874,10 +875,10 @@ static rcoll_status_t shm_stage(rcoll_tl_t *tl, uint64_t seq, const void *src, s
         if (st != RCOLL_OK)
             return st;
         /* Readers of this parity are done: its length may change (get reads it). */
-        head_of(s, s->team->rank)->published[seq & 1].len = (uint32_t)total;
+        head_of(s, s->v->rank)->published[seq & 1].len = (uint32_t)total;
         s->pulled_seq = seq;
     }
-    copy_out(outbox_of(s, s->team->rank, seq) + offset, src, len);
+    copy_out(outbox_of(s, s->v->rank, seq) + offset, src, len);
     return RCOLL_OK;
 }
 
@@ -891,7 +892,7 @@ static rcoll_status_t shm_get(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst,
             memcpy(dst, (b->line.len <= RCOLL_INLINE_MAX ? b->line.payload : b->data) + offset, len);
             return RCOLL_OK;
         }
-        return rcoll_ucx_get(s->net, peer, dst, len, box_off(s, seq, 1) + offset);
+        return rcoll_net_get(s->net, peer, dst, len, box_off(s, seq, 1) + offset);
     }
     rcoll_line_t *line = &head_of(s, peer)->published[seq & 1];
     const unsigned char *from = line->len <= RCOLL_INLINE_MAX ? line->payload : outbox_of(s, peer, seq);
@@ -905,21 +906,21 @@ static void shm_signal(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
     if (is_remote(s, peer)) {
-        net_post(s, peer, signal_off(s, s->team->rank, seq), RCOLL_SIGNAL(seq, step), NULL, 0, false);
+        net_post(s, peer, signal_off(s, s->v->rank, seq), RCOLL_SIGNAL(seq, step), NULL, 0, false);
         return;
     }
     /* The value only: a signal alone has no flow control (a barrier's), so it may come while
      * the peer still reads the line for the call two before, whose length must stay. */
-    rcoll_line_post(signal_line(s, peer, s->team->rank, seq), RCOLL_SIGNAL(seq, step));
+    rcoll_line_post(signal_line(s, peer, s->v->rank, seq), RCOLL_SIGNAL(seq, step));
 }
 
 static void shm_release(rcoll_tl_t *tl, uint64_t seq)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
-    rcoll_line_post(&head_of(s, s->team->rank)->release, seq);
-    for (int peer = 0; s->net && peer < s->team->size; peer++)
+    rcoll_line_post(&head_of(s, s->v->rank)->release, seq);
+    for (int peer = 0; s->net && peer < s->v->size; peer++)
         if (is_remote(s, peer))
-            net_post(s, peer, view_off(s, s->team->rank, VIEW_RELEASE), seq, NULL, 0, false);
+            net_post(s, peer, view_off(s, s->v->rank, VIEW_RELEASE), seq, NULL, 0, false);
 }
 
 /* The length a signal line or publication carries (see transport.h sent_len). */
@@ -937,15 +938,15 @@ static bool shm_sent_len(rcoll_tl_t *tl, const rcoll_event_t *ev, size_t *len)
     }
     if (ev->kind != RCOLL_EV_SIGNAL || is_remote(s, ev->peer))
         return false;
-    *len = signal_line(s, s->team->rank, ev->peer, ev->seq)->len;
+    *len = signal_line(s, s->v->rank, ev->peer, ev->seq)->len;
     return true;
 }
 
 /* Did this rank and `peer` (on another node) ever reach each other? Either side's first
- * contact raised the other's hello line (rcoll_ucx_hello_at). */
+ * contact raised the other's hello line (rcoll_net_hello_at). */
 static bool net_linked(shm_tl_t *s, int peer)
 {
-    return rcoll_ucx_contacted(s->net, peer) || rcoll_line_reached(view_line(s, peer, VIEW_HELLO), 1);
+    return rcoll_net_contacted(s->net, peer) || rcoll_line_reached(view_line(s, peer, VIEW_HELLO), 1);
 }
 
 /* My goodbye to a linked peer, once: after everything I sent it, on the same connection (a
@@ -955,8 +956,8 @@ static void net_goodbye(shm_tl_t *s, int peer, bool *said)
     if (said[peer] || !net_linked(s, peer))
         return;
     said[peer] = true;
-    if (!peer_gone(s, peer) && rcoll_ucx_fence(s->net, peer) == RCOLL_OK)
-        net_post(s, peer, view_off(s, s->team->rank, VIEW_FIN), 1, NULL, 0, false);
+    if (!peer_gone(s, peer) && rcoll_net_fence(s->net, peer) == RCOLL_OK)
+        net_post(s, peer, view_off(s, s->v->rank, VIEW_FIN), 1, NULL, 0, false);
 }
 
 /* Before the connections go: every rank on another node that this one reached, or that reached
@@ -970,21 +971,21 @@ static void net_goodbye(shm_tl_t *s, int peer, bool *said)
  * waits for its goodbye until the bound. */
 static void net_finish(shm_tl_t *s)
 {
-    bool *said = calloc((size_t)s->team->size, sizeof *said);
+    bool *said = calloc((size_t)s->v->size, sizeof *said);
     if (!said)
         return;
-    for (int peer = 0; peer < s->team->size; peer++)
+    for (int peer = 0; peer < s->v->size; peer++)
         if (is_remote(s, peer))
             net_goodbye(s, peer, said);
-    uint64_t limit = s->team->wait.timeout_ns && s->team->wait.timeout_ns < 10000000000ull
-                         ? s->team->wait.timeout_ns : 10000000000ull;
+    uint64_t limit = s->v->wait->timeout_ns && s->v->wait->timeout_ns < 10000000000ull
+                         ? s->v->wait->timeout_ns : 10000000000ull;
     uint64_t until = rcoll_now_ns() + limit;
-    for (int peer = 0; peer < s->team->size; peer++) {
+    for (int peer = 0; peer < s->v->size; peer++) {
         while (is_remote(s, peer) && said[peer] &&
                !rcoll_line_reached(view_line(s, peer, VIEW_FIN), 1) && !peer_gone(s, peer) &&
                rcoll_now_ns() < until) {
-            rcoll_ucx_progress(s->net);
-            for (int other = 0; other < s->team->size; other++)
+            rcoll_net_progress(s->net);
+            for (int other = 0; other < s->v->size; other++)
                 if (is_remote(s, other))
                     net_goodbye(s, other, said);
             sched_yield();
@@ -1000,7 +1001,7 @@ static void shm_destroy(rcoll_tl_t *tl)
         return;
     if (s->net)
         net_finish(s);
-    rcoll_ucx_destroy(s->net);
+    rcoll_net_destroy(s->net);
     free(s->adv_seen);
     free(s->heard);
     if (s->seg)
@@ -1047,7 +1048,7 @@ typedef struct {
 } shm_answer_t;
 
 /* Every area has the same layout on every node (ranks on other nodes address it by offset). */
-static void layout(shm_tl_t *s, const struct rcoll_team *t, size_t inbox_bytes)
+static void layout(shm_tl_t *s, const rcoll_view_t *t, size_t inbox_bytes)
 {
     s->off_signal = sizeof(area_head_t);
     s->off_view = s->off_signal + (size_t)t->size * 2 * sizeof(rcoll_line_t);
@@ -1064,7 +1065,7 @@ static void layout(shm_tl_t *s, const struct rcoll_team *t, size_t inbox_bytes)
      * cores a single copy must also wait for its receiver to have run (a context switch or
      * several) while a copy goes out at once: 64 KB there (gather/scatter at 4 ranks on 2
      * cores, 8-64 KB: copy 1.9-8 us, single copy 4.7-22 us). */
-    size_t dflt = t->wait.crowded ? 64 * 1024 : 32 * 1024;
+    size_t dflt = t->wait->crowded ? 64 * 1024 : 32 * 1024;
     /* Across nodes the copy path is one message per block where a single copy over UCX tcp
      * adds a rendezvous (RTS, RTR) from 64 KB: over UCX tcp at np=4 the copy path won up to
      * 256 KB (10 alternating runs at 256 KB, median ratio to Open MPI's tcp: allgather 0.98
@@ -1072,14 +1073,14 @@ static void layout(shm_tl_t *s, const struct rcoll_team *t, size_t inbox_bytes)
      * of 4 ranks no longer fit the 1 MB inbox anyway. */
     if (t->node_count > 1)
         dflt = 512 * 1024;
-    s->base.zcopy_threshold = t->ctx->cfg.zcopy_threshold ? t->ctx->cfg.zcopy_threshold : dflt;
+    s->base.zcopy_threshold = t->cfg->zcopy_threshold ? t->cfg->zcopy_threshold : dflt;
     s->area_bytes = (s->off_inbox + 4 * inbox_bytes + 4095) & ~(size_t)4095; /* in- and outbox */
     s->seg_bytes = SHM_HEADER_BYTES + (size_t)t->local_size * s->area_bytes;
 }
 
 static int create_segment(shm_tl_t *s, char *name, size_t name_len)
 {
-    struct rcoll_team *t = s->team;
+    const rcoll_view_t *t = s->v;
     snprintf(name, name_len, "/rcoll-%d-%u-%llx", (int)getpid(), t->serial,
              (unsigned long long)(rcoll_now_ns() & 0xffffffffffull));
     int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -1125,8 +1126,8 @@ static int map_segment(shm_tl_t *s, const char *name)
 /* Can this process read a local peer's memory by CMA? Probed once, on the next local rank. */
 static int probe_cma(shm_tl_t *s, const shm_offer_t *offers)
 {
-    struct rcoll_team *t = s->team;
-    if (t->ctx->cfg.cma == RCOLL_CMA_OFF)
+    const rcoll_view_t *t = s->v;
+    if (t->cfg->cma == RCOLL_CMA_OFF)
         return 0;
     if (t->local_size == 1)
         return 1;
@@ -1146,7 +1147,7 @@ static rcoll_status_t exchange(const rcoll_oob_t *oob, const void *mine, void *a
 static rcoll_status_t agree(shm_tl_t *s, const rcoll_oob_t *oob, int my_status, int cma_ok,
                             char *leader_name, bool leader)
 {
-    struct rcoll_team *t = s->team;
+    const rcoll_view_t *t = s->v;
     shm_answer_t mine = {my_status, cma_ok}, *all = calloc((size_t)t->size, sizeof *all);
     if (!all)
         return RCOLL_ERR_NOMEM;
@@ -1156,23 +1157,23 @@ static rcoll_status_t agree(shm_tl_t *s, const rcoll_oob_t *oob, int my_status, 
     s->base.single_copy = true;
     for (int r = 0; st == RCOLL_OK && r < t->size; r++) {
         if (all[r].status)
-            st = rcoll_team_error(t, RCOLL_ERR_SYSTEM, "shm transport: rank %d could not set up "
+            st = rcoll_view_error(t, RCOLL_ERR_SYSTEM, "shm transport: rank %d could not set up "
                                   "shared memory: %s", r, strerror(-all[r].status));
         else if (t->node_of[r] == t->node_of[t->rank] && !all[r].cma_ok)
             s->base.single_copy = false;
     }
     free(all);
     if (!s->base.single_copy) /* chunks arrive on lines nobody sleeps on: sleep in short slices */
-        t->wait.block_slice_ns = 200 * 1000;
+        s->base.block_slice_ns = 200 * 1000;
     return st;
 }
 
-rcoll_status_t rcoll_shm_create(struct rcoll_team *t, const rcoll_oob_t *oob, rcoll_tl_t **out)
+rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oob, rcoll_tl_t **out)
 {
     /* Without these few bytes this rank cannot even take part in the exchange. */
     shm_offer_t *offers = calloc((size_t)t->size, sizeof *offers);
     if (!offers)
-        return rcoll_team_error(t, RCOLL_ERR_NOMEM, "shm transport: out of memory");
+        return rcoll_view_error(t, RCOLL_ERR_NOMEM, "shm transport: out of memory");
     shm_tl_t *s = calloc(1, sizeof *s);
     if (s) {
         s->area = calloc((size_t)t->local_size, sizeof *s->area);
@@ -1192,12 +1193,12 @@ rcoll_status_t rcoll_shm_create(struct rcoll_team *t, const rcoll_oob_t *oob, rc
     bool leader = t->local_rank == 0;
     if (s) {
         s->base.ops = &shm_ops;
-        s->base.wait = &t->wait;
-        s->team = t;
+        s->base.wait = t->wait;
+        s->v = t;
         s->my_index = t->local_rank;
         s->cma_probe = SHM_MAGIC;
         mine.probe_addr = (uint64_t)(uintptr_t)&s->cma_probe;
-        layout(s, t, t->ctx->cfg.inbox_bytes);
+        layout(s, t, t->cfg->inbox_bytes);
         if (!err && leader && (err = create_segment(s, created, sizeof created)) == 0)
             memcpy(mine.name, created, sizeof created);
         mine.status = err;
@@ -1208,13 +1209,13 @@ rcoll_status_t rcoll_shm_create(struct rcoll_team *t, const rcoll_oob_t *oob, rc
             shm_unlink(created);
         shm_destroy(s ? &s->base : NULL);
         free(offers);
-        return rcoll_team_error(t, st, "shm transport: out-of-band exchange failed");
+        return rcoll_view_error(t, st, "shm transport: out-of-band exchange failed");
     }
     if (!s) { /* still take part in the last exchange, so the others see why and give up */
         shm_answer_t *all = (shm_answer_t *)(void *)offers, nomem = {-ENOMEM, 0};
         exchange(oob, &nomem, all, sizeof nomem);
         free(offers);
-        return rcoll_team_error(t, RCOLL_ERR_NOMEM, "shm transport: out of memory");
+        return rcoll_view_error(t, RCOLL_ERR_NOMEM, "shm transport: out of memory");
     }
     const shm_offer_t *lead = &offers[t->local_ranks[0]];
     if (!err && lead->status)
@@ -1230,9 +1231,9 @@ rcoll_status_t rcoll_shm_create(struct rcoll_team *t, const rcoll_oob_t *oob, rc
     free(offers);
     st = agree(s, oob, err, cma_ok, created, leader);
     if (st == RCOLL_OK && t->node_count > 1) /* all ranks agree: all take part */
-        st = rcoll_ucx_create(t, oob, s->area[s->my_index], s->area_bytes, &s->net);
+        st = rcoll_net_create(t, oob, s->area[s->my_index], s->area_bytes, &s->net);
     if (st == RCOLL_OK && s->net)
-        rcoll_ucx_hello_at(s->net, view_off(s, t->rank, VIEW_HELLO) + offsetof(rcoll_line_t, value));
+        rcoll_net_hello_at(s->net, view_off(s, t->rank, VIEW_HELLO) + offsetof(rcoll_line_t, value));
     if (st != RCOLL_OK) {
         shm_destroy(&s->base);
         return st;

@@ -32,7 +32,8 @@
  * one unmaps them and a later malloc at the same address gets a new registration. Without the
  * hooks (they failed to install) nothing is cached: every call registers its buffer and drops
  * it when it leaves. */
-#include "transport/ucx.h"
+#include "net/net.h"
+#include "net/regcache.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,10 +41,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <ucm/api/ucm.h>
 #include <ucp/api/ucp.h>
 
-#include "core/team.h"
+#include "transport/view.h"
 
 #define STRIPE_ALIGN 4096
 /* Single copies by message from this size on go rendezvous: the receiver takes the data when it
@@ -52,18 +52,7 @@
  * allgather took 2.0-2.4 ms forced against 2.6-2.9 ms with UCX's own choice (docs/tuning.md). */
 #define RNDV_MIN (64 * 1024)
 
-typedef struct {
-    uintptr_t start, end;
-    ucp_mem_h memh;
-    void *rkey;
-    size_t rkey_len;
-    uint64_t id;
-    uint64_t last_use;
-    _Atomic int invalid; /* set by the unmap hook */
-    bool used;
-} reg_entry_t;
-
-struct rcoll_ucx_ctx {
+struct rcoll_net_ctx {
     ucp_context_h context;
     ucp_worker_h worker;
     int efd; /* the worker's event descriptor (-1: no wakeup support) */
@@ -73,13 +62,11 @@ struct rcoll_ucx_ctx {
         uintptr_t start, end;
     } *areas;
     int nareas, areas_cap;
-    reg_entry_t *reg;
-    unsigned reg_cap;
-    uint64_t clock, next_id;
-    bool hooks;
-    rcoll_reg_cache_stats_t stats;
+    rcoll_regcache_t cache; /* user buffers, registered with ucp_mem_map (rkey packed) */
     struct parked *parked, **parked_tail; /* single copies held until their receiver enters */
 };
+typedef struct rcoll_net_ctx ucx_ctx_t;
+extern const rcoll_net_ops_t rcoll_net_ucx;
 
 typedef struct peer peer_t;
 
@@ -88,7 +75,7 @@ typedef struct peer peer_t;
 
 typedef struct {
     uint64_t line;   /* the receiver's advertisement line (value = seq) */
-    uint64_t adv;    /* ... and its rcoll_ucx_advert_t (address, length) */
+    uint64_t adv;    /* ... and its rcoll_net_advert_t (address, length) */
     uint64_t seq;
     uint64_t offset; /* in the advertised buffer */
     uint64_t signal; /* the signal word raised once the data is there (0: none) */
@@ -103,7 +90,7 @@ typedef struct parked {
     size_t length;
     bool rndv; /* data is UCX's rendezvous descriptor (received later, or released), else our copy */
 } parked_t;
-static void release_held(rcoll_ucx_ctx_t *c, parked_t *p, bool delivered);
+static void release_held(ucx_ctx_t *c, parked_t *p, bool delivered);
 
 typedef struct {
     uint64_t signal, value;
@@ -131,7 +118,7 @@ typedef struct {
 
 
 struct peer {
-    rcoll_ucx_t *u;
+    struct ucx_net *u;
     int rank;
     bool remote;
     bool failed;
@@ -143,56 +130,30 @@ struct peer {
     const unsigned char *worker_addr;
     uint64_t user_id;         /* the user buffer whose key is unpacked below */
     ucp_rkey_h *user_rkey;    /* per rail */
-    op_t *poll;               /* the read rcoll_ucx_poll keeps in flight (NULL: none) */
+    op_t *poll;               /* the read ucx_poll keeps in flight (NULL: none) */
 };
 
-struct rcoll_ucx {
-    rcoll_ucx_ctx_t *c;
+typedef struct ucx_net {
+    rcoll_net_t base;
+    ucx_ctx_t *c;
     void *area;               /* this rank's area (peers write into it) */
-    struct rcoll_team *team;
+    const rcoll_view_t *v;
     int rails;
     peer_t *peer;
     unsigned char *blobs;     /* every rank's worker address and area key */
     ucp_mem_h area_memh;
     long outstanding;         /* puts not yet completed locally */
     size_t hello_off;         /* word in a peer's area raised on first contact (0: none) */
-    reg_entry_t call_reg;     /* without a cache: this call's registration */
-};
+    rcoll_reg_entry_t call_reg; /* without a cache: this call's registration */
+} ucx_net_t;
 
 /* ---- context ---- */
 
-static void on_unmap(ucm_event_type_t type, ucm_event_t *ev, void *arg)
-{
-    rcoll_ucx_ctx_t *c = arg;
-    if (type != UCM_EVENT_VM_UNMAPPED)
-        return;
-    uintptr_t start = (uintptr_t)ev->vm_unmapped.address, end = start + ev->vm_unmapped.size;
-    for (unsigned i = 0; i < c->reg_cap; i++)
-        if (c->reg[i].used && c->reg[i].start < end && start < c->reg[i].end)
-            atomic_store(&c->reg[i].invalid, 1);
-}
-
-static void reg_drop(rcoll_ucx_ctx_t *c, reg_entry_t *e)
-{
-    if (e->rkey)
-        ucp_rkey_buffer_release(e->rkey);
-    if (e->memh)
-        ucp_mem_unmap(c->context, e->memh);
-    e->rkey = NULL;
-    e->memh = NULL;
-    e->used = false;
-}
-
-void rcoll_ucx_ctx_destroy(rcoll_ucx_ctx_t *c)
+static void ucx_ctx_destroy(ucx_ctx_t *c)
 {
     if (!c)
         return;
-    if (c->hooks)
-        ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, on_unmap, c);
-    for (unsigned i = 0; i < c->reg_cap; i++)
-        if (c->reg[i].used)
-            reg_drop(c, &c->reg[i]);
-    free(c->reg);
+    rcoll_regcache_fini(&c->cache);
     while (c->parked) {
         parked_t *p = c->parked;
         c->parked = p->next;
@@ -217,7 +178,7 @@ void rcoll_ucx_ctx_destroy(rcoll_ucx_ctx_t *c)
 }
 
 /* [addr, addr+len) lies in the area of a team alive in this process. */
-static bool in_live_area(const rcoll_ucx_ctx_t *c, uint64_t addr, size_t len)
+static bool in_live_area(const ucx_ctx_t *c, uint64_t addr, size_t len)
 {
     for (int i = 0; i < c->nareas; i++)
         if (addr >= c->areas[i].start && addr + len <= c->areas[i].end && addr + len >= addr)
@@ -242,7 +203,7 @@ static void raise_signal(uint64_t signal, uint64_t value)
 static ucs_status_t am_write(void *arg, const void *header, size_t header_length, void *data,
                              size_t length, const ucp_am_recv_param_t *param)
 {
-    rcoll_ucx_ctx_t *c = arg;
+    ucx_ctx_t *c = arg;
     (void)param;
     am_write_t h;
     if (header_length != sizeof h)
@@ -295,9 +256,9 @@ static void landed(void *request, ucs_status_t status, size_t length, void *user
  * segment and copies it, docs/tuning.md); the signal follows once it has landed.
  * Returns false (nothing done) if it does not fit what was advertised: a sender that computed
  * other offsets than this rank, whose wait then names it at the timeout. */
-static bool deliver(rcoll_ucx_ctx_t *c, const am_user_t *h, void *data, size_t length, bool rndv)
+static bool deliver(ucx_ctx_t *c, const am_user_t *h, void *data, size_t length, bool rndv)
 {
-    const rcoll_ucx_advert_t *a = (const rcoll_ucx_advert_t *)(uintptr_t)h->adv;
+    const rcoll_net_advert_t *a = (const rcoll_net_advert_t *)(uintptr_t)h->adv;
     if (h->offset + length > a->len || h->offset + length < h->offset)
         return false;
     void *dst = (void *)(uintptr_t)(a->addr + h->offset);
@@ -328,17 +289,17 @@ static bool deliver(rcoll_ucx_ctx_t *c, const am_user_t *h, void *data, size_t l
 
 /* Where a message for h->seq stands: < 0 for a collective already left (or a team gone), 0 not
  * yet entered, > 0 entered. */
-static int receiver_state(const rcoll_ucx_ctx_t *c, const am_user_t *h)
+static int receiver_state(const ucx_ctx_t *c, const am_user_t *h)
 {
     if (!in_live_area(c, h->line, sizeof(uint64_t)) ||
-        !in_live_area(c, h->adv, sizeof(rcoll_ucx_advert_t)) ||
+        !in_live_area(c, h->adv, sizeof(rcoll_net_advert_t)) ||
         (h->signal && !in_live_area(c, h->signal, sizeof(uint64_t))))
         return -1;
     uint64_t entered = atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)h->line, memory_order_acquire);
     return entered == h->seq ? 1 : entered < h->seq ? 0 : -1;
 }
 
-static void release_held(rcoll_ucx_ctx_t *c, parked_t *p, bool delivered)
+static void release_held(ucx_ctx_t *c, parked_t *p, bool delivered)
 {
     if (!p->rndv)
         free(p->data);
@@ -349,7 +310,7 @@ static void release_held(rcoll_ucx_ctx_t *c, parked_t *p, bool delivered)
 
 /* Keeps a message that came before its receiver entered, in arrival order: a copy of small
  * data, or UCX's rendezvous descriptor (UCS_INPROGRESS: UCX keeps it for us). */
-static ucs_status_t hold(rcoll_ucx_ctx_t *c, const am_user_t *h, void *data, size_t length, bool rndv)
+static ucs_status_t hold(ucx_ctx_t *c, const am_user_t *h, void *data, size_t length, bool rndv)
 {
     parked_t *p = calloc(1, sizeof *p);
     void *copy = rndv || !length ? NULL : malloc(length);
@@ -372,11 +333,11 @@ static ucs_status_t hold(rcoll_ucx_ctx_t *c, const am_user_t *h, void *data, siz
 /* A peer's single copy into my advertised buffer for collective h.seq. The sender does not
  * wait for my advertisement (over an emulated-RMA transport each look at it is a round trip my
  * worker must answer): a message that comes before I have entered h.seq is held and delivered
- * when I enter (rcoll_ucx_deliver_held). One for a collective I have left is dropped. */
+ * when I enter (ucx_deliver_held). One for a collective I have left is dropped. */
 static ucs_status_t am_put_user(void *arg, const void *header, size_t header_length, void *data,
                                 size_t length, const ucp_am_recv_param_t *param)
 {
-    rcoll_ucx_ctx_t *c = arg;
+    ucx_ctx_t *c = arg;
     am_user_t h;
     if (header_length != sizeof h)
         return UCS_OK;
@@ -390,9 +351,10 @@ static ucs_status_t am_put_user(void *arg, const void *header, size_t header_len
     return UCS_OK;
 }
 
-void rcoll_ucx_deliver_held(rcoll_ucx_t *u)
+static void ucx_deliver_held(rcoll_net_t *n)
 {
-    rcoll_ucx_ctx_t *c = u->c;
+    ucx_net_t *u = (ucx_net_t *)n;
+    ucx_ctx_t *c = u->c;
     parked_t **pp = &c->parked;
     while (*pp) {
         parked_t *p = *pp;
@@ -425,22 +387,39 @@ static bool rma_emulated(const rcoll_config_t *cfg)
     return true;
 }
 
-static rcoll_status_t ctx_create(struct rcoll_team *t, rcoll_ucx_ctx_t **out)
+static int reg_map(void *arg, uintptr_t start, uintptr_t end, void **handle, unsigned char *key,
+                   uint32_t *key_len, char *err, size_t err_len);
+static void reg_unmap(void *arg, void *handle);
+
+/* UCX_TLS lets UCX use its tcp transport (a setting for it would otherwise be reported unused). */
+static bool tcp_in_use(void)
 {
-    rcoll_ucx_ctx_t *c = calloc(1, sizeof *c);
+    const char *tls = getenv("UCX_TLS");
+    if (!tls || !*tls || tls[0] == '^')
+        return !tls || !strstr(tls, "tcp");
+    return strstr(tls, "tcp") || strstr(tls, "all");
+}
+
+static rcoll_status_t ctx_create(const rcoll_view_t *v, ucx_ctx_t **out)
+{
+    ucx_ctx_t *c = calloc(1, sizeof *c);
     if (!c)
-        return rcoll_team_error(t, RCOLL_ERR_NOMEM, "ucx transport: out of memory");
+        return rcoll_view_error(v, RCOLL_ERR_NOMEM, "ucx transport: out of memory");
     c->parked_tail = &c->parked;
     /* UCX's tcp transport moves data in segments of 8 KB by default: every large message then
      * costs a system call per 8 KB on each side. 2 MB segments (unless the user chose) made
      * allgather over UCX tcp at np=4 0.5-0.65x Open MPI's tcp from 32 KB to 1 MB, against
      * 0.7-1.0x up to 128 KB and 2.6-3.5x beyond with 8 KB (256 KB and 1 MB segments: slow just
-     * above the segment size; docs/tuning.md). Read at UCX's initialisation below; an MPI that
-     * initialised UCX before keeps its own. */
-    setenv("UCX_TCP_TX_SEG_SIZE", "2m", 0);
-    setenv("UCX_TCP_RX_SEG_SIZE", "2m", 0);
+     * above the segment size; docs/tuning.md). Passed through UCX's own configuration of this
+     * context only (never the environment); a value the user set in UCX_TCP_*_SEG_SIZE wins. */
     ucp_config_t *config;
     ucs_status_t us = ucp_config_read(NULL, NULL, &config);
+    if (us == UCS_OK && tcp_in_use() && !getenv("UCX_TCP_TX_SEG_SIZE") && !getenv("UCX_TCP_RX_SEG_SIZE")) {
+        /* Transport fields go by their bare name (UCX 1.13 warns of a "TCP_" one as unused). */
+        us = ucp_config_modify(config, "TX_SEG_SIZE", "2m");
+        if (us == UCS_OK)
+            us = ucp_config_modify(config, "RX_SEG_SIZE", "2m");
+    }
     if (us == UCS_OK) {
         ucp_params_t params;
         memset(&params, 0, sizeof params);
@@ -457,8 +436,8 @@ static rcoll_status_t ctx_create(struct rcoll_team *t, rcoll_ucx_ctx_t **out)
         us = ucp_worker_create(c->context, &wp, &c->worker);
     }
     if (us != UCS_OK) {
-        rcoll_ucx_ctx_destroy(c);
-        return rcoll_team_error(t, RCOLL_ERR_SYSTEM, "ucx transport: UCP initialisation failed: %s",
+        ucx_ctx_destroy(c);
+        return rcoll_view_error(v, RCOLL_ERR_SYSTEM, "ucx transport: UCP initialisation failed: %s",
                                 ucs_status_string(us));
     }
     if (ucp_worker_get_efd(c->worker, &c->efd) != UCS_OK)
@@ -477,42 +456,34 @@ static rcoll_status_t ctx_create(struct rcoll_team *t, rcoll_ucx_ctx_t **out)
         us = ucp_worker_set_am_recv_handler(c->worker, &am);
     }
     if (us != UCS_OK) {
-        rcoll_ucx_ctx_destroy(c);
-        return rcoll_team_error(t, RCOLL_ERR_SYSTEM, "ucx transport: active messages: %s",
+        ucx_ctx_destroy(c);
+        return rcoll_view_error(v, RCOLL_ERR_SYSTEM, "ucx transport: active messages: %s",
                                 ucs_status_string(us));
     }
     c->no_peer_errors = shared_memory_only();
-    c->puts_by_message = rma_emulated(&t->ctx->cfg);
-    c->next_id = 1;
-    c->stats.capacity = (unsigned)t->ctx->cfg.reg_cache;
-    if (c->stats.capacity) {
-        c->reg = calloc(c->stats.capacity, sizeof *c->reg);
-        if (c->reg && ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0, on_unmap, c) == UCS_OK)
-            c->hooks = true;
-        if (c->hooks)
-            c->reg_cap = c->stats.capacity;
-        else
-            rcoll_log(t->ctx, RCOLL_LOG_WARN, "ucx transport: UCX memory hooks unavailable: "
-                      "user buffers are registered per call (no registration cache)");
-    }
-    c->stats.capacity = c->reg_cap;
-    c->stats.hooks = c->hooks;
+    c->puts_by_message = rma_emulated(v->cfg);
+    rcoll_regcache_ops_t ops = {c, reg_map, reg_unmap};
+    const char *why;
+    rcoll_regcache_init(&c->cache, (unsigned)v->cfg->reg_cache, &ops, &why);
+    if (why)
+        rcoll_view_log(v, RCOLL_LOG_WARN, "ucx transport: %s: user buffers are registered per call "
+                       "(no registration cache)", why);
     *out = c;
     return RCOLL_OK;
 }
 
 /* ---- requests ---- */
 
-static rcoll_status_t set_error(rcoll_ucx_t *u, rcoll_status_t st, const char *fmt, ...)
+static rcoll_status_t set_error(ucx_net_t *u, rcoll_status_t st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static rcoll_status_t set_error(rcoll_ucx_t *u, rcoll_status_t st, const char *fmt, ...)
+static rcoll_status_t set_error(ucx_net_t *u, rcoll_status_t st, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     char msg[256];
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return rcoll_team_error(u->team, st, "%s", msg);
+    return rcoll_view_error(u->v, st, "%s", msg);
 }
 
 static void put_done(void *request, ucs_status_t status, void *user_data)
@@ -575,31 +546,46 @@ static ucp_request_param_t op_param(op_t *o)
     return send_param(op_done, o);
 }
 
-unsigned rcoll_ucx_progress(rcoll_ucx_t *u)
+static unsigned ucx_progress(rcoll_net_t *n)
 {
-    unsigned n = 0, k;
+    ucx_net_t *u = (ucx_net_t *)n;
+    unsigned done = 0, k;
     while ((k = ucp_worker_progress(u->c->worker)))
-        n += k;
-    return n;
+        done += k;
+    return done;
 }
 
-unsigned rcoll_ucx_look(rcoll_ucx_t *u) { return ucp_worker_progress(u->c->worker); }
-
-bool rcoll_ucx_peer_failed(const rcoll_ucx_t *u, int peer) { return u->peer[peer].failed; }
-
-bool rcoll_ucx_contacted(const rcoll_ucx_t *u, int peer)
+static unsigned ucx_look(rcoll_net_t *n)
 {
+    ucx_net_t *u = (ucx_net_t *)n;
+    return ucp_worker_progress(u->c->worker);
+}
+
+static bool ucx_peer_failed(const rcoll_net_t *n, int peer)
+{
+    const ucx_net_t *u = (const ucx_net_t *)n;
+    return u->peer[peer].failed;
+}
+
+static bool ucx_contacted(const rcoll_net_t *n, int peer)
+{
+    const ucx_net_t *u = (const ucx_net_t *)n;
     return u->peer[peer].ep && u->peer[peer].ep[0];
 }
 
-void rcoll_ucx_hello_at(rcoll_ucx_t *u, size_t signal_off) { u->hello_off = signal_off; }
-
-rcoll_status_t rcoll_ucx_pause(rcoll_ucx_t *u, rcoll_waiter_t *w)
+static void ucx_hello_at(rcoll_net_t *n, size_t signal_off)
 {
+    ucx_net_t *u = (ucx_net_t *)n;
+    u->hello_off = signal_off;
+}
+
+static rcoll_status_t ucx_pause(rcoll_net_t *n, rcoll_waiter_t *w)
+{
+    ucx_net_t *u = (ucx_net_t *)n;
     /* Something came in: the caller looks again at once. A yield here would hand the core to a
      * core-mate with what we wait for perhaps already here, a sleep would last a whole slice
      * (nothing more comes to wake it). */
-    if (rcoll_ucx_look(u))
+    if (ucx_look(&u->base))
         return rcoll_waiter_progressed(w);
     int fd = u->c->efd;
     /* Armed: nothing is pending and the descriptor will tell when something comes. Busy:
@@ -616,38 +602,38 @@ rcoll_status_t rcoll_ucx_pause(rcoll_ucx_t *u, rcoll_waiter_t *w)
 
 /* Until `c` completes: progress, pause by the team's policy, give up at its timeout or when
  * the peer is reported gone. */
-static rcoll_status_t wait_completion(rcoll_ucx_t *u, peer_t *p, op_t *c, const char *what)
+static rcoll_status_t wait_completion(ucx_net_t *u, peer_t *p, op_t *c, const char *what)
 {
     rcoll_waiter_t w;
-    rcoll_waiter_start(&w, &u->team->wait);
-    rcoll_ucx_progress(u);
+    rcoll_waiter_start(&w, u->v->wait);
+    ucx_progress(&u->base);
     while (!c->done) {
         if (p->failed)
             return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: %s rank %d: UCX reports the peer gone",
-                             u->team->coll ? u->team->coll : "ucx", what, p->rank);
-        rcoll_status_t st = rcoll_ucx_pause(u, &w);
+                             rcoll_view_coll(u->v, "ucx"), what, p->rank);
+        rcoll_status_t st = ucx_pause(&u->base, &w);
         if (st != RCOLL_OK)
             return set_error(u, st, "%s: %s rank %d did not complete in time",
-                             u->team->coll ? u->team->coll : "ucx", what, p->rank);
+                             rcoll_view_coll(u->v, "ucx"), what, p->rank);
     }
     if (c->status != UCS_OK) {
         p->failed = true;
         return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: %s rank %d failed: %s",
-                         u->team->coll ? u->team->coll : "ucx", what, p->rank,
+                         rcoll_view_coll(u->v, "ucx"), what, p->rank,
                          ucs_status_string(c->status));
     }
     return RCOLL_OK;
 }
 
 /* Waits for the operation `ptr` of record o, then drops the record (see op_drop). */
-static rcoll_status_t wait_op(rcoll_ucx_t *u, peer_t *p, ucs_status_ptr_t ptr, op_t *o,
+static rcoll_status_t wait_op(ucx_net_t *u, peer_t *p, ucs_status_ptr_t ptr, op_t *o,
                               const char *what)
 {
     rcoll_status_t st = RCOLL_OK;
     if (UCS_PTR_IS_ERR(ptr)) {
         p->failed = true;
         st = set_error(u, RCOLL_ERR_PEER_DEAD, "%s: %s rank %d failed: %s",
-                       u->team->coll ? u->team->coll : "ucx", what, p->rank,
+                       rcoll_view_coll(u->v, "ucx"), what, p->rank,
                        ucs_status_string(UCS_PTR_STATUS(ptr)));
     } else if (ptr) {
         st = wait_completion(u, p, o, what);
@@ -656,7 +642,7 @@ static rcoll_status_t wait_op(rcoll_ucx_t *u, peer_t *p, ucs_status_ptr_t ptr, o
     return st;
 }
 
-static rcoll_status_t no_memory(rcoll_ucx_t *u)
+static rcoll_status_t no_memory(ucx_net_t *u)
 {
     return set_error(u, RCOLL_ERR_NOMEM, "ucx transport: out of memory");
 }
@@ -681,8 +667,8 @@ static ucs_status_ptr_t send_write(peer_t *p, op_t *o, const void *src, size_t l
 
 /* First contact: the peer's hello word rises, ahead of everything else sent to it on rail 0,
  * so that it knows at team destruction that this rank waits for its goodbye
- * (rcoll_ucx_contacted). Nothing waits for it; its record goes with its callback. */
-static void say_hello(rcoll_ucx_t *u, peer_t *p)
+ * (ucx_contacted). Nothing waits for it; its record goes with its callback. */
+static void say_hello(ucx_net_t *u, peer_t *p)
 {
     op_t *o = u->hello_off ? op_new() : NULL;
     if (!o)
@@ -696,7 +682,7 @@ static void say_hello(rcoll_ucx_t *u, peer_t *p)
     op_drop(o, r && !UCS_PTR_IS_ERR(r));
 }
 
-static rcoll_status_t rail_ready(rcoll_ucx_t *u, peer_t *p, int rail)
+static rcoll_status_t rail_ready(ucx_net_t *u, peer_t *p, int rail)
 {
     if (p->ep[rail])
         return RCOLL_OK;
@@ -707,7 +693,7 @@ static rcoll_status_t rail_ready(rcoll_ucx_t *u, peer_t *p, int rail)
     }
     if (p->failed)
         return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: rank %d is gone (UCX)",
-                         u->team->coll ? u->team->coll : "ucx", p->rank);
+                         rcoll_view_coll(u->v, "ucx"), p->rank);
     ucp_ep_params_t ep;
     memset(&ep, 0, sizeof ep);
     /* UCX reports a peer gone (peer error handling; without it a broken connection is fatal
@@ -726,13 +712,13 @@ static rcoll_status_t rail_ready(rcoll_ucx_t *u, peer_t *p, int rail)
     /* ... but not when the peer is only unreachable because its process is gone: taking the
      * fallback then left this context without peer errors, and a live peer's endpoint with
      * them met one without (UCX 1.13 asserted on the mismatch). */
-    bool gone = us == UCS_ERR_UNREACHABLE && rcoll_team_process_gone(u->team, p->rank);
+    bool gone = us == UCS_ERR_UNREACHABLE && u->v->process_gone(u->v->owner, p->rank);
     if (gone) {
         p->failed = true;
         return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: rank %d is gone (its process ended)",
-                         u->team->coll ? u->team->coll : "ucx", p->rank);
+                         rcoll_view_coll(u->v, "ucx"), p->rank);
     }
-    if (us == UCS_ERR_UNREACHABLE && u->team->same_host[p->rank]) {
+    if (us == UCS_ERR_UNREACHABLE && u->v->same_host[p->rank]) {
         u->c->no_peer_errors = true;
         ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
         us = ucp_ep_create(u->c->worker, &ep, &p->ep[rail]);
@@ -742,18 +728,18 @@ static rcoll_status_t rail_ready(rcoll_ucx_t *u, peer_t *p, int rail)
     if (us != UCS_OK) {
         p->failed = true; /* waits for it end now, not at the timeout */
         return set_error(u, RCOLL_ERR_SYSTEM, "ucx transport: rank %d unreachable from rank %d: %s",
-                         p->rank, u->team->rank, ucs_status_string(us));
+                         p->rank, u->v->rank, ucs_status_string(us));
     }
     if (rail == 0)
         say_hello(u, p);
     return RCOLL_OK;
 }
 
-static rcoll_status_t user_rkey(rcoll_ucx_t *u, peer_t *p, const rcoll_ucx_advert_t *adv, int rails)
+static rcoll_status_t user_rkey(ucx_net_t *u, peer_t *p, const rcoll_net_advert_t *adv, int rails)
 {
     if (!adv->id)
         return set_error(u, RCOLL_ERR_INVALID, "%s: rank %d advertised no registered buffer",
-                         u->team->coll ? u->team->coll : "ucx", p->rank);
+                         rcoll_view_coll(u->v, "ucx"), p->rank);
     if (p->user_id != adv->id) {
         for (int r = 0; r < u->rails; r++)
             if (p->user_rkey[r]) {
@@ -767,11 +753,11 @@ static rcoll_status_t user_rkey(rcoll_ucx_t *u, peer_t *p, const rcoll_ucx_adver
         if (st != RCOLL_OK)
             return st;
         if (!p->user_rkey[r]) {
-            ucs_status_t us = ucp_ep_rkey_unpack(p->ep[r], adv->rkey, &p->user_rkey[r]);
+            ucs_status_t us = ucp_ep_rkey_unpack(p->ep[r], adv->key, &p->user_rkey[r]);
             if (us != UCS_OK) {
                 p->user_id = 0;
                 return set_error(u, RCOLL_ERR_SYSTEM, "%s: key of rank %d unusable: %s",
-                                 u->team->coll ? u->team->coll : "ucx", p->rank,
+                                 rcoll_view_coll(u->v, "ucx"), p->rank,
                                  ucs_status_string(us));
             }
         }
@@ -786,7 +772,7 @@ static ucp_request_param_t put_param(peer_t *p)
     return send_param(put_done, p);
 }
 
-static rcoll_status_t put_on(rcoll_ucx_t *u, peer_t *p, int rail, const void *src, size_t len,
+static rcoll_status_t put_on(ucx_net_t *u, peer_t *p, int rail, const void *src, size_t len,
                              uint64_t addr, ucp_rkey_h rkey)
 {
     ucp_request_param_t prm = put_param(p);
@@ -794,7 +780,7 @@ static rcoll_status_t put_on(rcoll_ucx_t *u, peer_t *p, int rail, const void *sr
     if (UCS_PTR_IS_ERR(r)) {
         p->failed = true;
         return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: put of %zu bytes to rank %d failed: %s",
-                         u->team->coll ? u->team->coll : "ucx", len, p->rank,
+                         rcoll_view_coll(u->v, "ucx"), len, p->rank,
                          ucs_status_string(UCS_PTR_STATUS(r)));
     }
     if (r)
@@ -803,7 +789,7 @@ static rcoll_status_t put_on(rcoll_ucx_t *u, peer_t *p, int rail, const void *sr
 }
 
 /* The endpoint to `p` and a record for one operation on it. */
-static rcoll_status_t op_begin(rcoll_ucx_t *u, peer_t *p, op_t **o)
+static rcoll_status_t op_begin(ucx_net_t *u, peer_t *p, op_t **o)
 {
     rcoll_status_t st = rail_ready(u, p, 0);
     if (st != RCOLL_OK)
@@ -812,16 +798,17 @@ static rcoll_status_t op_begin(rcoll_ucx_t *u, peer_t *p, op_t **o)
     return *o ? RCOLL_OK : no_memory(u);
 }
 
-rcoll_status_t rcoll_ucx_write(rcoll_ucx_t *u, int peer, const void *src, size_t len,
+static rcoll_status_t ucx_write(rcoll_net_t *n, int peer, const void *src, size_t len,
                                size_t area_off, size_t signal_off, uint64_t value)
 {
+    ucx_net_t *u = (ucx_net_t *)n;
     peer_t *p = &u->peer[peer];
     op_t *o;
     rcoll_status_t st = op_begin(u, p, &o);
     if (st != RCOLL_OK)
         return st;
     o->header.dst = p->area_addr + area_off;
-    o->header.signal = signal_off == RCOLL_UCX_NO_SIGNAL ? 0 : p->area_addr + signal_off;
+    o->header.signal = signal_off == RCOLL_NET_NO_SIGNAL ? 0 : p->area_addr + signal_off;
     o->header.value = value;
     if (len <= sizeof o->buf) { /* small data travels from the record */
         memcpy(o->buf, src, len);
@@ -831,23 +818,24 @@ rcoll_status_t rcoll_ucx_write(rcoll_ucx_t *u, int peer, const void *src, size_t
 }
 
 /* A transfer that would pass the end of what the peer advertised: refused, with why. */
-static rcoll_status_t beyond(rcoll_ucx_t *u, const char *what, size_t len, size_t offset,
-                             const rcoll_ucx_advert_t *adv, int peer)
+static rcoll_status_t beyond(ucx_net_t *u, const char *what, size_t len, size_t offset,
+                             const rcoll_net_advert_t *adv, int peer)
 {
     return set_error(u, RCOLL_ERR_INVALID, "%s: %s of %zu bytes at %zu beyond the %llu bytes "
-                     "rank %d advertised", u->team->coll ? u->team->coll : "ucx", what, len, offset,
+                     "rank %d advertised", rcoll_view_coll(u->v, "ucx"), what, len, offset,
                      (unsigned long long)adv->len, peer);
 }
 
-rcoll_status_t rcoll_ucx_put_user(rcoll_ucx_t *u, int peer, const void *src, size_t len,
-                                  const rcoll_ucx_advert_t *adv, size_t offset)
+static rcoll_status_t ucx_put_user(rcoll_net_t *n, int peer, const void *src, size_t len,
+                                  const rcoll_net_advert_t *adv, size_t offset)
 {
+    ucx_net_t *u = (ucx_net_t *)n;
     peer_t *p = &u->peer[peer];
     if (!len)
         return RCOLL_OK;
     if (offset + len > adv->len)
         return beyond(u, "write", len, offset, adv, peer);
-    int rails = u->rails > 1 && len >= u->team->ctx->cfg.rail_min ? u->rails : 1;
+    int rails = u->rails > 1 && len >= u->v->cfg->rail_min ? u->rails : 1;
     rcoll_status_t st = user_rkey(u, p, adv, rails);
     if (st != RCOLL_OK)
         return st;
@@ -866,10 +854,11 @@ rcoll_status_t rcoll_ucx_put_user(rcoll_ucx_t *u, int peer, const void *src, siz
     return st;
 }
 
-rcoll_status_t rcoll_ucx_send_user(rcoll_ucx_t *u, int peer, const void *src, size_t len,
+static rcoll_status_t ucx_send_user(rcoll_net_t *n, int peer, const void *src, size_t len,
                                    size_t line_off, size_t adv_off, uint64_t seq, size_t offset,
                                    size_t signal_off, uint64_t value)
 {
+    ucx_net_t *u = (ucx_net_t *)n;
     peer_t *p = &u->peer[peer];
     op_t *o;
     rcoll_status_t st = op_begin(u, p, &o);
@@ -880,7 +869,7 @@ rcoll_status_t rcoll_ucx_send_user(rcoll_ucx_t *u, int peer, const void *src, si
     h->adv = p->area_addr + adv_off;
     h->seq = seq;
     h->offset = offset;
-    h->signal = signal_off == RCOLL_UCX_NO_SIGNAL ? 0 : p->area_addr + signal_off;
+    h->signal = signal_off == RCOLL_NET_NO_SIGNAL ? 0 : p->area_addr + signal_off;
     h->value = value;
     ucp_request_param_t prm = op_param(o);
     if (len >= RNDV_MIN) {
@@ -891,13 +880,9 @@ rcoll_status_t rcoll_ucx_send_user(rcoll_ucx_t *u, int peer, const void *src, si
     return wait_op(u, p, r, o, "single copy to");
 }
 
-bool rcoll_ucx_puts_by_message(const rcoll_ucx_t *u)
+static rcoll_status_t ucx_fence(rcoll_net_t *n, int peer)
 {
-    return u->c->puts_by_message;
-}
-
-rcoll_status_t rcoll_ucx_fence(rcoll_ucx_t *u, int peer)
-{
+    ucx_net_t *u = (ucx_net_t *)n;
     peer_t *p = &u->peer[peer];
     if (p->rma_pending) { /* only remote completion orders an RMA put before a message */
         p->rma_pending = false;
@@ -916,7 +901,7 @@ rcoll_status_t rcoll_ucx_fence(rcoll_ucx_t *u, int peer)
     return RCOLL_OK;
 }
 
-static rcoll_status_t get_from(rcoll_ucx_t *u, peer_t *p, void *dst, size_t len, uint64_t addr,
+static rcoll_status_t get_from(ucx_net_t *u, peer_t *p, void *dst, size_t len, uint64_t addr,
                                ucp_rkey_h rkey)
 {
     op_t *o = op_new();
@@ -934,8 +919,9 @@ static rcoll_status_t get_from(rcoll_ucx_t *u, peer_t *p, void *dst, size_t len,
     return st;
 }
 
-rcoll_status_t rcoll_ucx_get(rcoll_ucx_t *u, int peer, void *dst, size_t len, size_t area_off)
+static rcoll_status_t ucx_get(rcoll_net_t *n, int peer, void *dst, size_t len, size_t area_off)
 {
+    ucx_net_t *u = (ucx_net_t *)n;
     peer_t *p = &u->peer[peer];
     rcoll_status_t st = rail_ready(u, p, 0);
     if (st != RCOLL_OK || !len)
@@ -943,9 +929,10 @@ rcoll_status_t rcoll_ucx_get(rcoll_ucx_t *u, int peer, void *dst, size_t len, si
     return get_from(u, p, dst, len, p->area_addr + area_off, p->area_rkey[0]);
 }
 
-rcoll_status_t rcoll_ucx_get_user(rcoll_ucx_t *u, int peer, void *dst, size_t len,
-                                  const rcoll_ucx_advert_t *adv, size_t offset)
+static rcoll_status_t ucx_get_user(rcoll_net_t *n, int peer, void *dst, size_t len,
+                                  const rcoll_net_advert_t *adv, size_t offset)
 {
+    ucx_net_t *u = (ucx_net_t *)n;
     peer_t *p = &u->peer[peer];
     if (!len)
         return RCOLL_OK;
@@ -957,10 +944,11 @@ rcoll_status_t rcoll_ucx_get_user(rcoll_ucx_t *u, int peer, void *dst, size_t le
     return get_from(u, p, dst, len, adv->addr + offset, p->user_rkey[0]);
 }
 
-int rcoll_ucx_poll(rcoll_ucx_t *u, int peer, void *dst, size_t len, size_t area_off)
+static int ucx_poll(rcoll_net_t *n, int peer, void *dst, size_t len, size_t area_off)
 {
+    ucx_net_t *u = (ucx_net_t *)n;
     peer_t *p = &u->peer[peer];
-    if (len > RCOLL_UCX_POLL_MAX)
+    if (len > RCOLL_NET_POLL_MAX)
         return RCOLL_ERR_INVALID;
     if (!p->poll) {
         rcoll_status_t st = rail_ready(u, p, 0);
@@ -975,7 +963,7 @@ int rcoll_ucx_poll(rcoll_ucx_t *u, int peer, void *dst, size_t len, size_t area_
         if (UCS_PTR_IS_ERR(r)) {
             op_drop(o, false);
             return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: read from rank %d failed: %s",
-                             u->team->coll ? u->team->coll : "ucx", peer,
+                             rcoll_view_coll(u->v, "ucx"), peer,
                              ucs_status_string(UCS_PTR_STATUS(r)));
         }
         if (!r) {
@@ -985,11 +973,11 @@ int rcoll_ucx_poll(rcoll_ucx_t *u, int peer, void *dst, size_t len, size_t area_
         }
         p->poll = o;
     }
-    rcoll_ucx_progress(u);
+    ucx_progress(&u->base);
     op_t *o = p->poll;
     if (!o->done)
         return p->failed ? set_error(u, RCOLL_ERR_PEER_DEAD, "%s: rank %d is gone (UCX)",
-                                     u->team->coll ? u->team->coll : "ucx", peer)
+                                     rcoll_view_coll(u->v, "ucx"), peer)
                          : 0;
     p->poll = NULL;
     ucs_status_t us = o->status;
@@ -998,153 +986,102 @@ int rcoll_ucx_poll(rcoll_ucx_t *u, int peer, void *dst, size_t len, size_t area_
     op_drop(o, false);
     if (us != UCS_OK) /* the peer may just have left: not a verdict on it */
         return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: read from rank %d failed: %s",
-                         u->team->coll ? u->team->coll : "ucx", peer, ucs_status_string(us));
+                         rcoll_view_coll(u->v, "ucx"), peer, ucs_status_string(us));
     return 1;
 }
 
-rcoll_status_t rcoll_ucx_quiet(rcoll_ucx_t *u)
+static rcoll_status_t ucx_quiet(rcoll_net_t *n)
 {
+    ucx_net_t *u = (ucx_net_t *)n;
     if (!u->outstanding)
         return RCOLL_OK;
     rcoll_waiter_t w;
-    rcoll_waiter_start(&w, &u->team->wait);
-    rcoll_ucx_progress(u);
+    rcoll_waiter_start(&w, u->v->wait);
+    ucx_progress(&u->base);
     while (u->outstanding > 0) {
-        for (int r = 0; r < u->team->size; r++)
+        for (int r = 0; r < u->v->size; r++)
             if (u->peer[r].failed)
                 return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: rank %d is gone (UCX)",
-                                 u->team->coll ? u->team->coll : "ucx", r);
-        rcoll_status_t st = rcoll_ucx_pause(u, &w);
+                                 rcoll_view_coll(u->v, "ucx"), r);
+        rcoll_status_t st = ucx_pause(&u->base, &w);
         if (st != RCOLL_OK)
             return set_error(u, st, "%s: %ld puts did not complete in time",
-                             u->team->coll ? u->team->coll : "ucx", u->outstanding);
+                             rcoll_view_coll(u->v, "ucx"), u->outstanding);
     }
     return RCOLL_OK;
 }
 
-/* ---- registration ---- */
+/* ---- registration (through the registration cache, net/regcache.h) ---- */
 
-static rcoll_status_t reg_new(rcoll_ucx_t *u, reg_entry_t *e, uintptr_t start, uintptr_t end)
+typedef struct {
+    ucp_mem_h memh;
+} ucx_reg_t;
+
+static int reg_map(void *arg, uintptr_t start, uintptr_t end, void **handle, unsigned char *key,
+                   uint32_t *key_len, char *err, size_t err_len)
 {
-    rcoll_ucx_ctx_t *c = u->c;
+    ucx_ctx_t *c = arg;
     ucp_mem_map_params_t mp;
     memset(&mp, 0, sizeof mp);
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
     mp.address = (void *)start;
     mp.length = end - start;
-    ucs_status_t us = ucp_mem_map(c->context, &mp, &e->memh);
-    if (us == UCS_OK)
-        us = ucp_rkey_pack(c->context, e->memh, &e->rkey, &e->rkey_len);
-    if (us == UCS_OK && e->rkey_len > RCOLL_UCX_RKEY_MAX)
-        us = UCS_ERR_EXCEEDS_LIMIT;
-    if (us != UCS_OK) {
-        reg_drop(c, e);
-        return set_error(u, RCOLL_ERR_SYSTEM, "%s: registering %zu bytes failed: %s",
-                         u->team->coll ? u->team->coll : "ucx", (size_t)(end - start),
-                         ucs_status_string(us));
-    }
-    e->start = start;
-    e->end = end;
-    e->id = c->next_id++;
-    atomic_store(&e->invalid, 0);
-    e->used = true;
-    c->stats.registrations++;
-    return RCOLL_OK;
-}
-
-static void advertise(const reg_entry_t *e, void *addr, size_t len, rcoll_ucx_advert_t *out)
-{
-    out->addr = (uint64_t)(uintptr_t)addr;
-    out->len = len;
-    out->id = e->id;
-    out->rkey_len = (uint32_t)e->rkey_len;
-    memcpy(out->rkey, e->rkey, e->rkey_len);
-}
-
-/* The cached entry covering [start, end), dropping entries whose memory went away. */
-static reg_entry_t *reg_lookup(rcoll_ucx_ctx_t *c, uintptr_t start, uintptr_t end)
-{
-    reg_entry_t *hit = NULL;
-    for (unsigned i = 0; i < c->reg_cap; i++) {
-        reg_entry_t *e = &c->reg[i];
-        if (!e->used)
-            continue;
-        if (atomic_load(&e->invalid)) {
-            reg_drop(c, e);
-            c->stats.invalidations++;
-            c->stats.entries--;
-            continue;
+    ucp_mem_h memh;
+    void *rkey = NULL;
+    size_t rkey_len = 0;
+    ucs_status_t us = ucp_mem_map(c->context, &mp, &memh);
+    if (us == UCS_OK) {
+        us = ucp_rkey_pack(c->context, memh, &rkey, &rkey_len);
+        if (us == UCS_OK && rkey_len > RCOLL_NET_KEY_MAX)
+            us = UCS_ERR_EXCEEDS_LIMIT;
+        if (us == UCS_OK) {
+            memcpy(key, rkey, rkey_len);
+            *key_len = (uint32_t)rkey_len;
+            *handle = memh;
         }
-        if (!hit && e->start <= start && end <= e->end)
-            hit = e;
+        if (rkey)
+            ucp_rkey_buffer_release(rkey);
+        if (us != UCS_OK)
+            ucp_mem_unmap(c->context, memh);
     }
-    return hit;
+    if (us != UCS_OK)
+        snprintf(err, err_len, "%s", ucs_status_string(us));
+    return us == UCS_OK ? 0 : -1;
 }
 
-static reg_entry_t *reg_slot(rcoll_ucx_ctx_t *c)
+static void reg_unmap(void *arg, void *handle)
 {
-    reg_entry_t *lru = NULL;
-    for (unsigned i = 0; i < c->reg_cap; i++) {
-        if (!c->reg[i].used)
-            return &c->reg[i];
-        if (!lru || c->reg[i].last_use < lru->last_use)
-            lru = &c->reg[i];
-    }
-    reg_drop(c, lru); /* the least recently used: no call of this rank uses it any more */
-    c->stats.evictions++;
-    c->stats.entries--;
-    return lru;
+    ucx_ctx_t *c = arg;
+    ucp_mem_unmap(c->context, handle);
 }
 
-rcoll_status_t rcoll_ucx_register(rcoll_ucx_t *u, void *addr, size_t len, rcoll_ucx_advert_t *out)
+static rcoll_status_t ucx_register(rcoll_net_t *n, void *addr, size_t len, rcoll_net_advert_t *out)
 {
-    rcoll_ucx_ctx_t *c = u->c;
-    long page = sysconf(_SC_PAGESIZE);
-    uintptr_t mask = (uintptr_t)(page > 0 ? page : 4096) - 1;
-    uintptr_t start = (uintptr_t)addr & ~mask, end = ((uintptr_t)addr + len + mask) & ~mask;
-    if (!c->reg_cap) {
-        rcoll_ucx_release_registrations(u);
-        rcoll_status_t st = reg_new(u, &u->call_reg, start, end);
-        if (st == RCOLL_OK)
-            advertise(&u->call_reg, addr, len, out);
-        c->stats.misses++;
-        return st;
-    }
-    reg_entry_t *e = reg_lookup(c, start, end);
-    if (e) {
-        c->stats.hits++;
-    } else {
-        c->stats.misses++;
-        e = reg_slot(c);
-        rcoll_status_t st = reg_new(u, e, start, end);
-        if (st != RCOLL_OK)
-            return st;
-        c->stats.entries++;
-    }
-    e->last_use = ++c->clock;
-    advertise(e, addr, len, out);
+    ucx_net_t *u = (ucx_net_t *)n;
+    char err[128];
+    rcoll_status_t st = rcoll_regcache_get(&u->c->cache, &u->call_reg, addr, len, out, err, sizeof err);
+    if (st != RCOLL_OK)
+        return set_error(u, st, "%s: registering %zu bytes failed: %s", rcoll_view_coll(u->v, "ucx"),
+                         len, err);
     return RCOLL_OK;
 }
 
-void rcoll_ucx_release_registrations(rcoll_ucx_t *u)
+static void ucx_release_registrations(rcoll_net_t *n)
 {
-    if (u->call_reg.used)
-        reg_drop(u->c, &u->call_reg);
+    ucx_net_t *u = (ucx_net_t *)n;
+    rcoll_regcache_release_call(&u->c->cache, &u->call_reg);
 }
 
-void rcoll_ucx_cache_stats(const rcoll_ucx_ctx_t *c, rcoll_reg_cache_stats_t *out)
+static void ucx_cache_stats(const ucx_ctx_t *c, rcoll_reg_cache_stats_t *out)
 {
-    if (c)
-        *out = c->stats;
-    else
-        memset(out, 0, sizeof *out);
+    *out = c->cache.stats;
 }
 
 /* ---- creation ---- */
 
 typedef struct {
     int32_t status;
-    uint32_t addr_len, rkey_len;
+    uint32_t addr_len, key_len;
     uint64_t area_addr;
 } ucx_offer_t;
 
@@ -1154,11 +1091,11 @@ static rcoll_status_t exchange(const rcoll_oob_t *oob, const void *mine, void *a
 }
 
 /* Everything this rank offers its peers: status, worker address and area key (sizes first). */
-static rcoll_status_t share(rcoll_ucx_t *u, const rcoll_oob_t *oob, int err, ucp_address_t *waddr,
-                            size_t waddr_len, void *rkey, size_t rkey_len, void *area)
+static rcoll_status_t share(ucx_net_t *u, const rcoll_oob_t *oob, int err, ucp_address_t *waddr,
+                            size_t waddr_len, void *rkey, size_t key_len, void *area)
 {
-    struct rcoll_team *t = u->team;
-    ucx_offer_t mine = {err, (uint32_t)waddr_len, (uint32_t)rkey_len, (uint64_t)(uintptr_t)area};
+    const rcoll_view_t *t = u->v;
+    ucx_offer_t mine = {err, (uint32_t)waddr_len, (uint32_t)key_len, (uint64_t)(uintptr_t)area};
     ucx_offer_t *all = calloc((size_t)t->size, sizeof *all);
     if (!all)
         return RCOLL_ERR_NOMEM;
@@ -1166,9 +1103,9 @@ static rcoll_status_t share(rcoll_ucx_t *u, const rcoll_oob_t *oob, int err, ucp
     size_t blob = 0;
     for (int r = 0; st == RCOLL_OK && r < t->size; r++) {
         if (all[r].status && st == RCOLL_OK)
-            st = rcoll_team_error(t, RCOLL_ERR_SYSTEM, "ucx transport: rank %d could not set up "
+            st = rcoll_view_error(t, RCOLL_ERR_SYSTEM, "ucx transport: rank %d could not set up "
                                   "UCX (see its log)", r);
-        size_t n = (size_t)all[r].addr_len + all[r].rkey_len;
+        size_t n = (size_t)all[r].addr_len + all[r].key_len;
         blob = n > blob ? n : blob;
     }
     unsigned char *minebuf = NULL;
@@ -1181,7 +1118,7 @@ static rcoll_status_t share(rcoll_ucx_t *u, const rcoll_oob_t *oob, int err, ucp
     }
     if (st == RCOLL_OK) {
         memcpy(minebuf, waddr, waddr_len);
-        memcpy(minebuf + waddr_len, rkey, rkey_len);
+        memcpy(minebuf + waddr_len, rkey, key_len);
         st = exchange(oob, minebuf, u->blobs, blob);
     }
     for (int r = 0; st == RCOLL_OK && r < t->size; r++) {
@@ -1195,13 +1132,15 @@ static rcoll_status_t share(rcoll_ucx_t *u, const rcoll_oob_t *oob, int err, ucp
     return st;
 }
 
-static rcoll_status_t ucx_alloc(struct rcoll_team *t, rcoll_ucx_t **out)
+static void ucx_destroy(rcoll_net_t *n);
+
+static rcoll_status_t ucx_alloc(const rcoll_view_t *t, ucx_net_t **out)
 {
-    rcoll_ucx_t *u = calloc(1, sizeof *u);
+    ucx_net_t *u = calloc(1, sizeof *u);
     if (!u)
         return RCOLL_ERR_NOMEM;
-    u->team = t;
-    u->rails = t->ctx->cfg.rails > 0 ? t->ctx->cfg.rails : 1;
+    u->v = t;
+    u->rails = t->cfg->rails > 0 ? t->cfg->rails : 1;
     u->peer = calloc((size_t)t->size, sizeof *u->peer);
     *out = u;
     if (!u->peer)
@@ -1222,7 +1161,7 @@ static rcoll_status_t ucx_alloc(struct rcoll_team *t, rcoll_ucx_t **out)
     return RCOLL_OK;
 }
 
-static int area_add(rcoll_ucx_ctx_t *c, void *area, size_t bytes)
+static int area_add(ucx_ctx_t *c, void *area, size_t bytes)
 {
     if (c->nareas == c->areas_cap) {
         int cap = c->areas_cap ? 2 * c->areas_cap : 8;
@@ -1238,7 +1177,7 @@ static int area_add(rcoll_ucx_ctx_t *c, void *area, size_t bytes)
     return 0;
 }
 
-static void area_remove(rcoll_ucx_ctx_t *c, void *area)
+static void area_remove(ucx_ctx_t *c, void *area)
 {
     for (int i = 0; i < c->nareas; i++)
         if (c->areas[i].start == (uintptr_t)area) {
@@ -1247,23 +1186,23 @@ static void area_remove(rcoll_ucx_ctx_t *c, void *area)
         }
 }
 
-rcoll_status_t rcoll_ucx_create(struct rcoll_team *t, const rcoll_oob_t *oob, void *area,
-                                size_t area_bytes, rcoll_ucx_t **out)
+static rcoll_status_t ucx_create(const rcoll_view_t *t, const rcoll_oob_t *oob, void *area,
+                                 size_t area_bytes, rcoll_net_t **out)
 {
-    rcoll_ucx_t *u = NULL;
+    ucx_net_t *u = NULL;
     int err = ucx_alloc(t, &u) != RCOLL_OK;
-    rcoll_context_t *ctx = t->ctx;
+    ucx_ctx_t **shared = &t->net_ctx[RCOLL_NET_UCX];
     if (!err) { /* threads creating teams at once: one creates the UCP context, the rest wait */
-        pthread_mutex_lock(&ctx->lock);
-        if (!ctx->ucx && ctx_create(t, &ctx->ucx) != RCOLL_OK)
+        pthread_mutex_lock(t->net_lock);
+        if (!*shared && ctx_create(t, shared) != RCOLL_OK)
             err = 1;
-        pthread_mutex_unlock(&ctx->lock);
+        pthread_mutex_unlock(t->net_lock);
     }
     ucp_address_t *waddr = NULL;
-    size_t waddr_len = 0, rkey_len = 0;
+    size_t waddr_len = 0, key_len = 0;
     void *rkey = NULL;
     if (!err) {
-        u->c = ctx->ucx;
+        u->c = *shared;
         ucp_mem_map_params_t mp;
         memset(&mp, 0, sizeof mp);
         mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
@@ -1273,13 +1212,13 @@ rcoll_status_t rcoll_ucx_create(struct rcoll_team *t, const rcoll_oob_t *oob, vo
         if (us == UCS_OK)
             us = ucp_mem_map(u->c->context, &mp, &u->area_memh);
         if (us == UCS_OK)
-            us = ucp_rkey_pack(u->c->context, u->area_memh, &rkey, &rkey_len);
+            us = ucp_rkey_pack(u->c->context, u->area_memh, &rkey, &key_len);
         if (us != UCS_OK) {
-            rcoll_team_error(t, RCOLL_ERR_SYSTEM, "ucx transport: %s", ucs_status_string(us));
+            rcoll_view_error(t, RCOLL_ERR_SYSTEM, "ucx transport: %s", ucs_status_string(us));
             err = 1;
         }
     }
-    rcoll_status_t st = u && u->peer ? share(u, oob, err, waddr, waddr_len, rkey, rkey_len, area)
+    rcoll_status_t st = u && u->peer ? share(u, oob, err, waddr, waddr_len, rkey, key_len, area)
                                      : RCOLL_ERR_NOMEM;
     if (rkey)
         ucp_rkey_buffer_release(rkey);
@@ -1290,16 +1229,18 @@ rcoll_status_t rcoll_ucx_create(struct rcoll_team *t, const rcoll_oob_t *oob, vo
     if (st == RCOLL_OK && area_add(u->c, area, area_bytes) != 0)
         st = RCOLL_ERR_NOMEM; /* after the last exchange: the others fail at their first wait */
     if (st != RCOLL_OK) {
-        rcoll_ucx_destroy(u);
+        ucx_destroy(&u->base);
         return st;
     }
     u->area = area;
-    *out = u;
+    u->base.ops = &rcoll_net_ucx;
+    u->base.puts_by_message = u->c->puts_by_message;
+    *out = &u->base;
     return RCOLL_OK;
 }
 
 /* Waits a bounded time for a request of record o, cancelling it if need be; drops o. */
-static void wait_bounded(rcoll_ucx_t *u, ucs_status_ptr_t r, op_t *o)
+static void wait_bounded(ucx_net_t *u, ucs_status_ptr_t r, op_t *o)
 {
     if (r && !UCS_PTR_IS_ERR(r)) {
         uint64_t until = rcoll_now_ns() + 1000000000ull;
@@ -1317,7 +1258,7 @@ static void wait_bounded(rcoll_ucx_t *u, ucs_status_ptr_t r, op_t *o)
 /* No member is inside a collective when a team is destroyed: every peer has received what it
  * waited for from this rank, so nothing more is owed and the endpoint closes without the
  * disconnect handshake (a peer that has exited could not answer it). */
-static void close_ep(rcoll_ucx_t *u, ucp_ep_h ep)
+static void close_ep(ucx_net_t *u, ucp_ep_h ep)
 {
     op_t *o = op_new();
     if (!o)
@@ -1328,8 +1269,9 @@ static void close_ep(rcoll_ucx_t *u, ucp_ep_h ep)
     wait_bounded(u, ucp_ep_close_nbx(ep, &prm), o);
 }
 
-void rcoll_ucx_destroy(rcoll_ucx_t *u)
+static void ucx_destroy(rcoll_net_t *n)
 {
+    ucx_net_t *u = (ucx_net_t *)n;
     if (!u)
         return;
     if (u->c && u->area)
@@ -1340,7 +1282,7 @@ void rcoll_ucx_destroy(rcoll_ucx_t *u)
         while (u->outstanding > 0 && rcoll_now_ns() < until)
             ucp_worker_progress(u->c->worker);
     }
-    for (int r = 0; u->peer && r < u->team->size; r++) {
+    for (int r = 0; u->peer && r < u->v->size; r++) {
         peer_t *p = &u->peer[r];
         op_drop(p->poll, true); /* a read still in flight: its callback frees it */
         for (int k = 0; p->ep && k < u->rails; k++) {
@@ -1356,7 +1298,7 @@ void rcoll_ucx_destroy(rcoll_ucx_t *u)
         free(p->user_rkey);
     }
     if (u->c) {
-        rcoll_ucx_release_registrations(u);
+        ucx_release_registrations(&u->base);
         if (u->area_memh)
             ucp_mem_unmap(u->c->context, u->area_memh);
     }
@@ -1364,3 +1306,35 @@ void rcoll_ucx_destroy(rcoll_ucx_t *u)
     free(u->blobs);
     free(u);
 }
+
+static int ucx_event_fd(rcoll_net_t *n)
+{
+    return ((ucx_net_t *)n)->c->efd;
+}
+
+const rcoll_net_ops_t rcoll_net_ucx = {
+    .name = "ucx",
+    .kind = RCOLL_NET_UCX,
+    .ctx_destroy = ucx_ctx_destroy,
+    .cache_stats = ucx_cache_stats,
+    .create = ucx_create,
+    .destroy = ucx_destroy,
+    .reg = ucx_register,
+    .release_registrations = ucx_release_registrations,
+    .write = ucx_write,
+    .put_user = ucx_put_user,
+    .send_user = ucx_send_user,
+    .deliver_held = ucx_deliver_held,
+    .fence = ucx_fence,
+    .get = ucx_get,
+    .get_user = ucx_get_user,
+    .poll = ucx_poll,
+    .quiet = ucx_quiet,
+    .progress = ucx_progress,
+    .look = ucx_look,
+    .pause = ucx_pause,
+    .event_fd = ucx_event_fd,
+    .peer_failed = ucx_peer_failed,
+    .contacted = ucx_contacted,
+    .hello_at = ucx_hello_at,
+};

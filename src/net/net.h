@@ -1,0 +1,194 @@
+/* The network-channel interface: how the node transport reaches a rank on another node.
+ *
+ * The node transport (src/transport/node.c) routes every peer: a rank on its node to shared
+ * memory, a rank on another node to the team's network channel. A channel moves bytes between
+ * the ranks' *areas* (each rank's part of its node's shared segment: signal lines, inbox,
+ * outbox, the same layout everywhere, addressed by offset) and user buffers the ranks
+ * advertise; it knows nothing of collectives, of the segment layout, or of the team (it gets a
+ * rcoll_view_t). Implementations live in their own folder (src/net/ucx/, src/net/ofi/); the
+ * factory in net.c chooses one by RCOLL_NET=auto|ucx|ofi. Adding one: docs/contributing.md.
+ *
+ * What a channel provides (one vtable, rcoll_net_ops_t):
+ * - per context: shared state (worker or domain, the registration cache) created by the first
+ *   team that spans nodes, destroyed with the context;
+ * - create (collective over the team, out-of-band): connect/advertise every rank's area;
+ * - write: data into a peer's area, then a 64-bit signal word in its area raised to a value,
+ *   one ordered operation (put with signal);
+ * - put_user / send_user: data into a user buffer the peer advertised (with the packed key the
+ *   peer published, or by message where the network emulates RMA), then the signal;
+ * - get / get_user: reads from a peer's area or advertised buffer, complete on return;
+ * - poll: a non-blocking read of a peer's word kept in flight (for what a peer cannot write to
+ *   me, such as its advertisement);
+ * - fence and quiet: ordering and local completion;
+ * - progress, look and pause: the channel's progress, one look, one pause of a wait (spin,
+ *   yield or sleep on the channel's file descriptor, `event_fd`);
+ * - register / release_registrations: user buffers through the registration cache
+ *   (src/net/regcache.h), described for peers in a rcoll_net_advert_t;
+ * - liveness: whether the network reported a peer gone, whether a peer was ever contacted.
+ *
+ * Errors are reported through the view (the team's last error) and returned as a status. */
+#ifndef RCOLL_NET_NET_H
+#define RCOLL_NET_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "rcoll/rcoll.h"
+#include "signal/wait.h"
+#include "transport/view.h"
+
+typedef struct rcoll_net rcoll_net_t;
+typedef struct rcoll_net_ctx rcoll_net_ctx_t;
+
+/* Channel kinds, in the order `auto` tries them; each has a slot of per-context state. */
+typedef enum { RCOLL_NET_UCX = 0, RCOLL_NET_OFI = 1, RCOLL_NET_KINDS = 2 } rcoll_net_kind_t;
+
+/* The largest packed key of a user buffer a rank can advertise. */
+#define RCOLL_NET_KEY_MAX 448
+/* The largest word rcoll_net_poll keeps in flight. */
+#define RCOLL_NET_POLL_MAX 1024
+/* As signal_off of write and send_user: no signal. */
+#define RCOLL_NET_NO_SIGNAL ((size_t)-1)
+
+/* The remote side of a user buffer a rank advertised: what a peer needs to reach it. */
+typedef struct {
+    uint64_t addr, len, id; /* id 0: not registered */
+    uint32_t key_len;
+    unsigned char key[RCOLL_NET_KEY_MAX];
+} rcoll_net_advert_t;
+
+typedef struct rcoll_net_ops {
+    const char *name;
+    rcoll_net_kind_t kind;
+    /* ---- per context ---- */
+    void (*ctx_destroy)(rcoll_net_ctx_t *c);
+    void (*cache_stats)(const rcoll_net_ctx_t *c, rcoll_reg_cache_stats_t *out);
+    /* ---- per team ---- */
+    /* Collective over the team: `area` is this rank's area of area_bytes (the same size on
+     * every rank). The outcome is agreed by all ranks. */
+    rcoll_status_t (*create)(const rcoll_view_t *v, const rcoll_oob_t *oob, void *area,
+                             size_t area_bytes, rcoll_net_t **out);
+    void (*destroy)(rcoll_net_t *n);
+    /* Registers [addr, addr+len) through the registration cache (or for this call only, when
+     * the cache is off) and describes it for peers. */
+    rcoll_status_t (*reg)(rcoll_net_t *n, void *addr, size_t len, rcoll_net_advert_t *out);
+    /* This rank has left the collective: registrations made for it alone may go. */
+    void (*release_registrations)(rcoll_net_t *n);
+    /* len bytes into the peer's area at `area_off`, then its 64-bit word at `signal_off`
+     * (unless RCOLL_NET_NO_SIGNAL) raised to `value`, in order after everything written to the
+     * peer before (and after put_user once fence was called). src may change on return. */
+    rcoll_status_t (*write)(rcoll_net_t *n, int peer, const void *src, size_t len, size_t area_off,
+                            size_t signal_off, uint64_t value);
+    /* Data into a user buffer the peer advertised, at `offset` (striped over rails when large).
+     * src must stay unchanged until quiet. */
+    rcoll_status_t (*put_user)(rcoll_net_t *n, int peer, const void *src, size_t len,
+                               const rcoll_net_advert_t *adv, size_t offset);
+    /* Only where n->puts_by_message: the same as one message sent without waiting for the
+     * peer's advertisement. The peer places the data in the buffer it advertised for seq (its
+     * advertisement line at line_off, the rcoll_net_advert_t at adv_off of its area), holding
+     * it until the peer enters seq if it came before, and raises its signal word after. */
+    rcoll_status_t (*send_user)(rcoll_net_t *n, int peer, const void *src, size_t len,
+                                size_t line_off, size_t adv_off, uint64_t seq, size_t offset,
+                                size_t signal_off, uint64_t value);
+    /* This rank has just entered a collective (its advertisement line raised): held single
+     * copies for it are delivered now (see send_user). */
+    void (*deliver_held)(rcoll_net_t *n);
+    /* put_user to `peer` so far lands before anything written after. */
+    rcoll_status_t (*fence)(rcoll_net_t *n, int peer);
+    /* Reads, complete on return. */
+    rcoll_status_t (*get)(rcoll_net_t *n, int peer, void *dst, size_t len, size_t area_off);
+    rcoll_status_t (*get_user)(rcoll_net_t *n, int peer, void *dst, size_t len,
+                               const rcoll_net_advert_t *adv, size_t offset);
+    /* Keeps one read of [area_off, +len) (at most RCOLL_NET_POLL_MAX bytes) in flight per
+     * peer: 1 when a fresh copy has landed in dst, 0 while in flight, or an error (< 0). */
+    int (*poll)(rcoll_net_t *n, int peer, void *dst, size_t len, size_t area_off);
+    /* Every put issued so far has left its source buffer. */
+    rcoll_status_t (*quiet)(rcoll_net_t *n);
+    /* Runs the channel until it has nothing more to do; how much it did (0: nothing). */
+    unsigned (*progress)(rcoll_net_t *n);
+    /* One look at the channel (one poll of its completion queue or sockets). */
+    unsigned (*look)(rcoll_net_t *n);
+    /* One pause of a wait for something a remote peer writes. */
+    rcoll_status_t (*pause)(rcoll_net_t *n, rcoll_waiter_t *w);
+    /* A file descriptor that becomes readable when the channel has work, or -1. */
+    int (*event_fd)(rcoll_net_t *n);
+    /* The network reported the connection to this peer broken. */
+    bool (*peer_failed)(const rcoll_net_t *n, int peer);
+    /* This rank has reached the peer at least once. */
+    bool (*contacted)(const rcoll_net_t *n, int peer);
+    /* On first contact with a peer, raise to 1 the 64-bit word at signal_off in its area. */
+    void (*hello_at)(rcoll_net_t *n, size_t signal_off);
+} rcoll_net_ops_t;
+
+/* Every channel's handle starts with this. */
+struct rcoll_net {
+    const rcoll_net_ops_t *ops;
+    bool puts_by_message; /* single copies go by send_user, not put_user */
+};
+
+/* The channels built into this library, in the order `auto` tries them (NULL-terminated). */
+extern const rcoll_net_ops_t *const rcoll_net_channels[];
+
+/* The factory: the channel RCOLL_NET chose (auto: the first built in), created collectively
+ * over the team. With no channel built in, RCOLL_ERR_UNSUPPORTED and a message that says so. */
+rcoll_status_t rcoll_net_create(const rcoll_view_t *v, const rcoll_oob_t *oob, void *area,
+                                size_t area_bytes, rcoll_net_t **out);
+/* The channel RCOLL_NET names (NULL: not built in; the message in `why`). */
+const rcoll_net_ops_t *rcoll_net_choose(const rcoll_config_t *cfg, char *why, size_t why_len);
+/* Per-context state of every kind. */
+void rcoll_net_ctx_destroy_all(rcoll_net_ctx_t **slots);
+void rcoll_net_cache_stats(rcoll_net_ctx_t *const *slots, rcoll_reg_cache_stats_t *out);
+
+static inline void rcoll_net_destroy(rcoll_net_t *n)
+{
+    if (n)
+        n->ops->destroy(n);
+}
+static inline rcoll_status_t rcoll_net_register(rcoll_net_t *n, void *addr, size_t len,
+                                                rcoll_net_advert_t *out)
+{
+    return n->ops->reg(n, addr, len, out);
+}
+static inline void rcoll_net_release_registrations(rcoll_net_t *n) { n->ops->release_registrations(n); }
+static inline rcoll_status_t rcoll_net_write(rcoll_net_t *n, int peer, const void *src, size_t len,
+                                             size_t area_off, size_t signal_off, uint64_t value)
+{
+    return n->ops->write(n, peer, src, len, area_off, signal_off, value);
+}
+static inline rcoll_status_t rcoll_net_put_user(rcoll_net_t *n, int peer, const void *src, size_t len,
+                                                const rcoll_net_advert_t *adv, size_t offset)
+{
+    return n->ops->put_user(n, peer, src, len, adv, offset);
+}
+static inline rcoll_status_t rcoll_net_send_user(rcoll_net_t *n, int peer, const void *src,
+                                                 size_t len, size_t line_off, size_t adv_off,
+                                                 uint64_t seq, size_t offset, size_t signal_off,
+                                                 uint64_t value)
+{
+    return n->ops->send_user(n, peer, src, len, line_off, adv_off, seq, offset, signal_off, value);
+}
+static inline bool rcoll_net_puts_by_message(const rcoll_net_t *n) { return n->puts_by_message; }
+static inline void rcoll_net_deliver_held(rcoll_net_t *n) { n->ops->deliver_held(n); }
+static inline rcoll_status_t rcoll_net_fence(rcoll_net_t *n, int peer) { return n->ops->fence(n, peer); }
+static inline rcoll_status_t rcoll_net_get(rcoll_net_t *n, int peer, void *dst, size_t len, size_t area_off)
+{
+    return n->ops->get(n, peer, dst, len, area_off);
+}
+static inline rcoll_status_t rcoll_net_get_user(rcoll_net_t *n, int peer, void *dst, size_t len,
+                                                const rcoll_net_advert_t *adv, size_t offset)
+{
+    return n->ops->get_user(n, peer, dst, len, adv, offset);
+}
+static inline int rcoll_net_poll(rcoll_net_t *n, int peer, void *dst, size_t len, size_t area_off)
+{
+    return n->ops->poll(n, peer, dst, len, area_off);
+}
+static inline rcoll_status_t rcoll_net_quiet(rcoll_net_t *n) { return n->ops->quiet(n); }
+static inline unsigned rcoll_net_progress(rcoll_net_t *n) { return n->ops->progress(n); }
+static inline unsigned rcoll_net_look(rcoll_net_t *n) { return n->ops->look(n); }
+static inline rcoll_status_t rcoll_net_pause(rcoll_net_t *n, rcoll_waiter_t *w) { return n->ops->pause(n, w); }
+static inline bool rcoll_net_peer_failed(const rcoll_net_t *n, int peer) { return n->ops->peer_failed(n, peer); }
+static inline bool rcoll_net_contacted(const rcoll_net_t *n, int peer) { return n->ops->contacted(n, peer); }
+static inline void rcoll_net_hello_at(rcoll_net_t *n, size_t signal_off) { n->ops->hello_at(n, signal_off); }
+
+#endif

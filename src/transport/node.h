@@ -1,0 +1,13 @@
+/* The node transport: shared memory to ranks on my node, a network channel (net/net.h) to
+ * ranks on other nodes. */
+#ifndef RCOLL_TRANSPORT_NODE_H
+#define RCOLL_TRANSPORT_NODE_H
+
+#include "transport/transport.h"
+
+/* Collective over the team (uses the out-of-band allgather three times, and the network
+ * channel's creation when the team spans nodes); the outcome is agreed by all ranks of the
+ * team. The segment is unlinked before this returns. */
+rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *v, const rcoll_oob_t *oob, rcoll_tl_t **out);
+
+#endif

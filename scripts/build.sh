@@ -3,5 +3,5 @@
 set -euo pipefail
 build="${1:-build}"
 shift || true
-cmake -S "$(dirname "$0")/.." -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+cmake -S "$(dirname "$0")/.." -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRCOLL_DEVELOPER=ON "$@" >/dev/null
 cmake --build "$build" -j"$(nproc)"

@@ -11,6 +11,9 @@ have pkg-config || need_pkgs+=(pkg-config)
 have mpicc.openmpi || need_pkgs+=(openmpi-bin libopenmpi-dev)
 have mpicc.mpich || need_pkgs+=(mpich libmpich-dev)
 [ -f /usr/include/ucp/api/ucp.h ] || need_pkgs+=(libucx-dev)
+# libfabric for the OFI network channel (RCOLL_NET=ofi), and fi_info to see its providers.
+[ -f /usr/include/rdma/fabric.h ] || need_pkgs+=(libfabric-dev)
+have fi_info || need_pkgs+=(libfabric-bin)
 # mpi4py for the MPI drop-in tests (Debian's, built for Open MPI, for /usr/bin/python3).
 /usr/bin/python3 -c 'import mpi4py, numpy' 2>/dev/null || need_pkgs+=(python3-mpi4py python3-numpy)
 if [ ${#need_pkgs[@]} -gt 0 ]; then

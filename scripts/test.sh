@@ -8,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RCOLL_SETUP_PYTHON=0 scripts/setup.sh
 scripts/build.sh build
+scripts/test_install.sh build
 export RCOLL_TIMEOUT=${RCOLL_TIMEOUT:-120}
 # ctest's and the MPI script's time limits only catch hangs: generous, so that a machine busy
 # with other work does not fail a correct run (see tests/mpi/run_mpi_tests.sh).

@@ -1,4 +1,5 @@
-/* ucx: the inter-node half of the node transport, over UCP (see ucx.h).
+/* The UCX network channel (net/net.h) over UCP: context, worker, endpoints and operations;
+ * the receiving side of its active messages is held.c.
  *
  * Writes into a peer's area (copy-path data, inline data, signal words) go as one UCP active
  * message each, eager, carrying the destination address, the data and the signal word to
@@ -23,129 +24,15 @@
  * UCP endpoint to the peer's worker, with its own connection(s); UCX spreads each endpoint's
  * lanes over the devices UCX_NET_DEVICES allows.
  *
- * Registration cache: user buffers peers write into or read from are registered (ucp_mem_map)
- * once and kept in a bounded LRU list of RCOLL_REG_CACHE entries per context, looked up by
- * address range (page-rounded). An entry dies when the memory under it is unmapped: UCX's own
- * memory hooks (libucm, UCM_EVENT_VM_UNMAPPED: munmap, mremap, brk shrinking, shmdt) call us
- * before the pages go, and the entry is marked invalid and deregistered at the next lookup.
- * free() of a small block keeps its pages mapped (and registered correctly); free() of a large
- * one unmaps them and a later malloc at the same address gets a new registration. Without the
- * hooks (they failed to install) nothing is cached: every call registers its buffer and drops
- * it when it leaves. */
-#include "net/net.h"
-#include "net/regcache.h"
+ * User buffers are registered (ucp_mem_map, key packed with ucp_rkey_pack) through the
+ * registration cache every channel shares (net/regcache.h). */
+#include "net/ucx/ucx.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include <ucp/api/ucp.h>
-
-#include "transport/view.h"
-
-#define STRIPE_ALIGN 4096
-/* Single copies by message from this size on go rendezvous: the receiver takes the data when it
- * has entered the collective (held until then: only the small request waits, not a receive
- * segment of UCX's with the data in it). At np=4 over UCX tcp, 256 KB-1 MB alltoall and
- * allgather took 2.0-2.4 ms forced against 2.6-2.9 ms with UCX's own choice (docs/tuning.md). */
-#define RNDV_MIN (64 * 1024)
-
-struct rcoll_net_ctx {
-    ucp_context_h context;
-    ucp_worker_h worker;
-    int efd; /* the worker's event descriptor (-1: no wakeup support) */
-    bool no_peer_errors; /* the transports cannot report a peer gone (UCX shared memory) */
-    bool puts_by_message; /* single copy as active messages (RMA emulated: UCX tcp) */
-    struct {             /* the areas of this process's live teams: where peers may write */
-        uintptr_t start, end;
-    } *areas;
-    int nareas, areas_cap;
-    rcoll_regcache_t cache; /* user buffers, registered with ucp_mem_map (rkey packed) */
-    struct parked *parked, **parked_tail; /* single copies held until their receiver enters */
-};
-typedef struct rcoll_net_ctx ucx_ctx_t;
-extern const rcoll_net_ops_t rcoll_net_ucx;
-
-typedef struct peer peer_t;
-
-#define AM_WRITE 17    /* the active message id of a write into a peer's memory */
-#define AM_PUT_USER 18 /* ... of a single copy into the user buffer a peer advertised */
-
-typedef struct {
-    uint64_t line;   /* the receiver's advertisement line (value = seq) */
-    uint64_t adv;    /* ... and its rcoll_net_advert_t (address, length) */
-    uint64_t seq;
-    uint64_t offset; /* in the advertised buffer */
-    uint64_t signal; /* the signal word raised once the data is there (0: none) */
-    uint64_t value;
-} am_user_t;
-
-/* A single copy that came before its receiver entered the collective (see am_put_user). */
-typedef struct parked {
-    struct parked *next;
-    am_user_t h;
-    void *data;
-    size_t length;
-    bool rndv; /* data is UCX's rendezvous descriptor (received later, or released), else our copy */
-} parked_t;
-static void release_held(ucx_ctx_t *c, parked_t *p, bool delivered);
-
-typedef struct {
-    uint64_t signal, value;
-} landing_t;
-
-typedef struct {
-    uint64_t dst;    /* where the data goes, in the receiver's address space */
-    uint64_t signal; /* then the signal word to raise (0: none) */
-    uint64_t value;  /* ... to this value */
-} am_write_t;
-
-/* One blocking operation: what UCX may still touch after the wait for it gave up (a dead or
- * stuck peer) lives here, not on the caller's stack -- the completion flags, the message
- * header, a copy of small data, the landing buffer of small reads. An abandoned record is
- * freed by its callback whenever UCX completes or purges the request. */
-#define OP_BUF (4096 + 128)
-typedef struct {
-    int done;
-    ucs_status_t status;
-    bool abandoned;
-    am_write_t header;
-    unsigned char buf[OP_BUF];
-} op_t;
-
-
-
-struct peer {
-    struct ucx_net *u;
-    int rank;
-    bool remote;
-    bool failed;
-    bool rma_pending;         /* RMA puts went out since the last fence */
-    ucp_ep_h *ep;             /* per rail, created on first use */
-    ucp_rkey_h *area_rkey;    /* per rail */
-    uint64_t area_addr;
-    const unsigned char *area_rkey_buf;
-    const unsigned char *worker_addr;
-    uint64_t user_id;         /* the user buffer whose key is unpacked below */
-    ucp_rkey_h *user_rkey;    /* per rail */
-    op_t *poll;               /* the read ucx_poll keeps in flight (NULL: none) */
-};
-
-typedef struct ucx_net {
-    rcoll_net_t base;
-    ucx_ctx_t *c;
-    void *area;               /* this rank's area (peers write into it) */
-    const rcoll_view_t *v;
-    int rails;
-    peer_t *peer;
-    unsigned char *blobs;     /* every rank's worker address and area key */
-    ucp_mem_h area_memh;
-    long outstanding;         /* puts not yet completed locally */
-    size_t hello_off;         /* word in a peer's area raised on first contact (0: none) */
-    rcoll_reg_entry_t call_reg; /* without a cache: this call's registration */
-} ucx_net_t;
 
 /* ---- context ---- */
 
@@ -154,11 +41,7 @@ static void ucx_ctx_destroy(ucx_ctx_t *c)
     if (!c)
         return;
     rcoll_regcache_fini(&c->cache);
-    while (c->parked) {
-        parked_t *p = c->parked;
-        c->parked = p->next;
-        release_held(c, p, false);
-    }
+    ucx_drop_held(c);
     free(c->areas);
     if (c->worker) { /* closed endpoints' leftovers (UCX discards them in the background) */
         uint64_t until = rcoll_now_ns() + 200000000ull;
@@ -175,48 +58,6 @@ static void ucx_ctx_destroy(ucx_ctx_t *c)
     if (c->context)
         ucp_cleanup(c->context);
     free(c);
-}
-
-/* [addr, addr+len) lies in the area of a team alive in this process. */
-static bool in_live_area(const ucx_ctx_t *c, uint64_t addr, size_t len)
-{
-    for (int i = 0; i < c->nareas; i++)
-        if (addr >= c->areas[i].start && addr + len <= c->areas[i].end && addr + len >= addr)
-            return true;
-    return false;
-}
-
-/* Signal words only rise: a single copy held until its receiver entered may land after a later
- * signal of the same sender (for a collective two ahead, on the same line parity) came. */
-static void raise_signal(uint64_t signal, uint64_t value)
-{
-    if (!signal)
-        return;
-    _Atomic uint64_t *word = (_Atomic uint64_t *)(uintptr_t)signal;
-    uint64_t seen = atomic_load_explicit(word, memory_order_relaxed);
-    while (seen < value && !atomic_compare_exchange_weak_explicit(word, &seen, value, memory_order_release,
-                                                                   memory_order_relaxed))
-        ;
-}
-
-/* A peer's write (see the top): sent eager, so the data is here, whole, in this call. */
-static ucs_status_t am_write(void *arg, const void *header, size_t header_length, void *data,
-                             size_t length, const ucp_am_recv_param_t *param)
-{
-    ucx_ctx_t *c = arg;
-    (void)param;
-    am_write_t h;
-    if (header_length != sizeof h)
-        return UCS_OK;
-    memcpy(&h, header, sizeof h);
-    /* A late write for a team already destroyed here (a peer's last words) is dropped. */
-    if ((length && !in_live_area(c, h.dst, length)) ||
-        (h.signal && !in_live_area(c, h.signal, sizeof(uint64_t))))
-        return UCS_OK;
-    if (length)
-        memcpy((void *)(uintptr_t)h.dst, data, length);
-    raise_signal(h.signal, h.value);
-    return UCS_OK;
 }
 
 /* UCX_TLS naming only shared-memory transports (sm, shm, posix, sysv, cma, knem, xpmem,
@@ -239,135 +80,6 @@ static bool shared_memory_only(void)
             return false;
     }
     return true;
-}
-
-static void landed(void *request, ucs_status_t status, size_t length, void *user_data)
-{
-    (void)length;
-    landing_t *l = user_data;
-    if (status == UCS_OK)
-        raise_signal(l->signal, l->value);
-    free(l);
-    ucp_request_free(request);
-}
-
-/* Delivers a message whose receiver has entered h->seq: small data is here, large data is
- * received by UCX into the buffer (rendezvous; over tcp UCX 1.13 still reads it into its own
- * segment and copies it, docs/tuning.md); the signal follows once it has landed.
- * Returns false (nothing done) if it does not fit what was advertised: a sender that computed
- * other offsets than this rank, whose wait then names it at the timeout. */
-static bool deliver(ucx_ctx_t *c, const am_user_t *h, void *data, size_t length, bool rndv)
-{
-    const rcoll_net_advert_t *a = (const rcoll_net_advert_t *)(uintptr_t)h->adv;
-    if (h->offset + length > a->len || h->offset + length < h->offset)
-        return false;
-    void *dst = (void *)(uintptr_t)(a->addr + h->offset);
-    if (!rndv) {
-        if (length)
-            memcpy(dst, data, length);
-        raise_signal(h->signal, h->value);
-        return true;
-    }
-    landing_t *l = malloc(sizeof *l);
-    if (!l)
-        return false; /* the sender's wait then fails at its timeout */
-    l->signal = h->signal;
-    l->value = h->value;
-    ucp_request_param_t prm;
-    memset(&prm, 0, sizeof prm);
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    prm.cb.recv_am = landed;
-    prm.user_data = l;
-    ucs_status_ptr_t r = ucp_am_recv_data_nbx(c->worker, data, dst, length, &prm);
-    if (!UCS_PTR_IS_PTR(r)) {
-        if (r == NULL)
-            raise_signal(l->signal, l->value);
-        free(l);
-    }
-    return true;
-}
-
-/* Where a message for h->seq stands: < 0 for a collective already left (or a team gone), 0 not
- * yet entered, > 0 entered. */
-static int receiver_state(const ucx_ctx_t *c, const am_user_t *h)
-{
-    if (!in_live_area(c, h->line, sizeof(uint64_t)) ||
-        !in_live_area(c, h->adv, sizeof(rcoll_net_advert_t)) ||
-        (h->signal && !in_live_area(c, h->signal, sizeof(uint64_t))))
-        return -1;
-    uint64_t entered = atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)h->line, memory_order_acquire);
-    return entered == h->seq ? 1 : entered < h->seq ? 0 : -1;
-}
-
-static void release_held(ucx_ctx_t *c, parked_t *p, bool delivered)
-{
-    if (!p->rndv)
-        free(p->data);
-    else if (!delivered)
-        ucp_am_data_release(c->worker, p->data);
-    free(p);
-}
-
-/* Keeps a message that came before its receiver entered, in arrival order: a copy of small
- * data, or UCX's rendezvous descriptor (UCS_INPROGRESS: UCX keeps it for us). */
-static ucs_status_t hold(ucx_ctx_t *c, const am_user_t *h, void *data, size_t length, bool rndv)
-{
-    parked_t *p = calloc(1, sizeof *p);
-    void *copy = rndv || !length ? NULL : malloc(length);
-    if (!p || (!rndv && length && !copy)) {
-        free(p);
-        free(copy);
-        return UCS_OK; /* out of memory: the sender's wait fails at its timeout */
-    }
-    if (copy)
-        memcpy(copy, data, length);
-    p->h = *h;
-    p->length = length;
-    p->rndv = rndv;
-    p->data = rndv ? data : copy;
-    *c->parked_tail = p;
-    c->parked_tail = &p->next;
-    return rndv ? UCS_INPROGRESS : UCS_OK;
-}
-
-/* A peer's single copy into my advertised buffer for collective h.seq. The sender does not
- * wait for my advertisement (over an emulated-RMA transport each look at it is a round trip my
- * worker must answer): a message that comes before I have entered h.seq is held and delivered
- * when I enter (ucx_deliver_held). One for a collective I have left is dropped. */
-static ucs_status_t am_put_user(void *arg, const void *header, size_t header_length, void *data,
-                                size_t length, const ucp_am_recv_param_t *param)
-{
-    ucx_ctx_t *c = arg;
-    am_user_t h;
-    if (header_length != sizeof h)
-        return UCS_OK;
-    memcpy(&h, header, sizeof h);
-    bool rndv = param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV;
-    int state = receiver_state(c, &h);
-    if (state == 0)
-        return hold(c, &h, data, length, rndv);
-    if (state > 0)
-        deliver(c, &h, data, length, rndv);
-    return UCS_OK;
-}
-
-static void ucx_deliver_held(rcoll_net_t *n)
-{
-    ucx_net_t *u = (ucx_net_t *)n;
-    ucx_ctx_t *c = u->c;
-    parked_t **pp = &c->parked;
-    while (*pp) {
-        parked_t *p = *pp;
-        int state = receiver_state(c, &p->h);
-        if (state == 0) {
-            pp = &p->next;
-            continue;
-        }
-        bool delivered = state > 0 && deliver(c, &p->h, p->data, p->length, p->rndv);
-        *pp = p->next;
-        release_held(c, p, delivered);
-    }
-    c->parked_tail = pp;
 }
 
 /* RCOLL_UCX_PUT=am|rma (parsed in config.c), or by UCX_TLS: tcp without an RDMA transport
@@ -447,12 +159,12 @@ static rcoll_status_t ctx_create(const rcoll_view_t *v, ucx_ctx_t **out)
     am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
                     UCP_AM_HANDLER_PARAM_FIELD_ARG;
     am.id = AM_WRITE;
-    am.cb = am_write;
+    am.cb = ucx_am_write;
     am.arg = c;
     us = ucp_worker_set_am_recv_handler(c->worker, &am);
     if (us == UCS_OK) {
         am.id = AM_PUT_USER;
-        am.cb = am_put_user;
+        am.cb = ucx_am_put_user;
         us = ucp_worker_set_am_recv_handler(c->worker, &am);
     }
     if (us != UCS_OK) {

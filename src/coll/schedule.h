@@ -10,7 +10,7 @@ int rcoll_pof2_floor(int n);
 /* Number of rounds of ceil(log2(n)). */
 int rcoll_ceil_log2(int n);
 
-/* Radix of a k-port schedule (seed 001): k+1, at least 2 and at most n (k < 1 counts as 1). */
+/* Radix of a k-port schedule [qian-phd]: k+1, at least 2 and at most n (k < 1 counts as 1). */
 int rcoll_kport_radix(int kport, int n);
 /* Steps of a radix-r schedule: ceil(log_r n). */
 int rcoll_ceil_log(int n, int r);

@@ -33,14 +33,10 @@ size_t ag_ranges_bytes(const rcoll_args_t *a, const ag_ranges_t *r)
     return blocks * a->bytes;
 }
 
-ag_proto_t ag_proto(const rcoll_args_t *a, size_t bytes, int allow_inline)
+rcoll_msg_proto_t ag_proto(const rcoll_args_t *a, size_t bytes, int allow_inline)
 {
-    if (allow_inline && bytes <= RCOLL_INLINE_MAX)
-        return AG_INLINE;
-    if (bytes < a->tl->zcopy_threshold &&
-        (size_t)a->size * a->bytes <= a->tl->inbox_bytes)
-        return AG_COPY;
-    return AG_ZCOPY;
+    /* The inbox mirrors recvbuf: every block at its own place. */
+    return rcoll_msg_proto(a, bytes, (size_t)a->size * a->bytes, allow_inline);
 }
 
 static char *block_ptr(const rcoll_args_t *a, int block)
@@ -57,39 +53,34 @@ static rcoll_status_t send_inline(rcoll_args_t *a, int peer, unsigned step, cons
         memcpy(line + len, block_ptr(a, r->first[i]), n);
         len += n;
     }
-    return a->tl->ops->put_inline(a->tl, peer, a->seq, step, line, len);
+    return rcoll_msg_put(a, peer, step, RCOLL_MSG_INLINE, line, len, 0);
 }
 
 rcoll_status_t ag_send(rcoll_args_t *a, int peer, unsigned step, const ag_ranges_t *r,
                        int allow_inline)
 {
-    ag_proto_t proto = ag_proto(a, ag_ranges_bytes(a, r), allow_inline);
-    if (proto == AG_INLINE)
+    rcoll_msg_proto_t proto = ag_proto(a, ag_ranges_bytes(a, r), allow_inline);
+    if (proto == RCOLL_MSG_INLINE)
         return send_inline(a, peer, step, r);
     rcoll_status_t st = RCOLL_OK;
     for (int i = 0; st == RCOLL_OK && i < r->n; i++) {
         unsigned s = i == r->n - 1 ? step : RCOLL_NO_SIGNAL;
         size_t off = (size_t)r->first[i] * a->bytes, len = (size_t)r->count[i] * a->bytes;
-        if (proto == AG_COPY)
-            st = a->tl->ops->put(a->tl, peer, a->seq, s, block_ptr(a, r->first[i]), len, off);
-        else
-            st = a->tl->ops->put_user(a->tl, peer, a->seq, s, block_ptr(a, r->first[i]), len, off);
+        st = rcoll_msg_put(a, peer, s, proto, block_ptr(a, r->first[i]), len, off);
     }
     return st;
 }
 
 void ag_finish_recv(rcoll_args_t *a, int source, const ag_ranges_t *r, int allow_inline)
 {
-    ag_proto_t proto = ag_proto(a, ag_ranges_bytes(a, r), allow_inline);
-    if (proto == AG_ZCOPY)
+    rcoll_msg_proto_t proto = ag_proto(a, ag_ranges_bytes(a, r), allow_inline);
+    const unsigned char *from = rcoll_msg_data(a, source, proto, 0);
+    if (!from)
         return;
-    const unsigned char *from = proto == AG_INLINE
-                                    ? a->tl->ops->inline_data(a->tl, source, a->seq)
-                                    : a->tl->ops->inbox(a->tl, a->seq);
     size_t len = 0;
     for (int i = 0; i < r->n; i++) {
         size_t off = (size_t)r->first[i] * a->bytes, n = (size_t)r->count[i] * a->bytes;
-        memcpy(block_ptr(a, r->first[i]), proto == AG_INLINE ? from + len : from + off, n);
+        memcpy(block_ptr(a, r->first[i]), proto == RCOLL_MSG_INLINE ? from + len : from + off, n);
         len += n;
     }
 }

@@ -5,6 +5,7 @@
 #define RCOLL_COLL_ALLGATHER_BLOCKS_H
 
 #include "coll/coll.h"
+#include "coll/msg.h"
 
 typedef struct {
     int n;            /* number of ranges, 0..2 */
@@ -12,7 +13,6 @@ typedef struct {
     int count[2];
 } ag_ranges_t;
 
-typedef enum { AG_INLINE, AG_COPY, AG_ZCOPY } ag_proto_t;
 
 /* `count` blocks from `first` on, wrapping around the team. */
 ag_ranges_t ag_ring_ranges(int first, int count, int size);
@@ -21,7 +21,7 @@ size_t ag_ranges_bytes(const rcoll_args_t *a, const ag_ranges_t *r);
 
 /* Protocol for a message of `bytes` (the same on sender and receiver). The inbox mirrors the
  * receive buffer, so copy-based needs size * bytes-per-rank to fit in it. */
-ag_proto_t ag_proto(const rcoll_args_t *a, size_t bytes, int allow_inline);
+rcoll_msg_proto_t ag_proto(const rcoll_args_t *a, size_t bytes, int allow_inline);
 
 rcoll_status_t ag_send(rcoll_args_t *a, int peer, unsigned step, const ag_ranges_t *r,
                        int allow_inline);

@@ -3,13 +3,9 @@
 
 #include <string.h>
 
-a2a_proto_t a2a_proto(const rcoll_args_t *a, size_t bytes, size_t inbox_need)
+rcoll_msg_proto_t a2a_proto(const rcoll_args_t *a, size_t bytes, size_t inbox_need)
 {
-    if (bytes <= RCOLL_INLINE_MAX)
-        return A2A_INLINE;
-    if (bytes < a->tl->zcopy_threshold && inbox_need <= a->tl->inbox_bytes)
-        return A2A_COPY;
-    return A2A_ZCOPY;
+    return rcoll_msg_proto(a, bytes, inbox_need, true);
 }
 
 static const char *send_block(const rcoll_args_t *a, int block)
@@ -22,33 +18,21 @@ static char *recv_block(const rcoll_args_t *a, int block)
     return (char *)a->recvbuf + (size_t)block * a->bytes;
 }
 
-rcoll_status_t a2a_send_block(rcoll_args_t *a, int peer, a2a_proto_t proto)
+rcoll_status_t a2a_send_block(rcoll_args_t *a, int peer, rcoll_msg_proto_t proto)
 {
-    const rcoll_tl_ops_t *ops = a->tl->ops;
-    const char *src = send_block(a, peer);
-    size_t off = (size_t)a->rank * a->bytes;
-    if (proto == A2A_INLINE)
-        return ops->put_inline(a->tl, peer, a->seq, 0, src, a->bytes);
-    if (proto == A2A_COPY)
-        return ops->put(a->tl, peer, a->seq, 0, src, a->bytes, off);
-    return ops->put_user(a->tl, peer, a->seq, 0, src, a->bytes, off);
+    return rcoll_msg_put(a, peer, 0, proto, send_block(a, peer), a->bytes, (size_t)a->rank * a->bytes);
 }
 
-void a2a_finish_block(rcoll_args_t *a, int source, a2a_proto_t proto)
+void a2a_finish_block(rcoll_args_t *a, int source, rcoll_msg_proto_t proto)
 {
-    const rcoll_tl_ops_t *ops = a->tl->ops;
-    if (proto == A2A_INLINE)
-        memcpy(recv_block(a, source), ops->inline_data(a->tl, source, a->seq), a->bytes);
-    else if (proto == A2A_COPY)
-        memcpy(recv_block(a, source),
-               (const char *)ops->inbox(a->tl, a->seq) + (size_t)source * a->bytes, a->bytes);
+    rcoll_msg_copy_out(a, source, proto, (size_t)source * a->bytes, recv_block(a, source), a->bytes);
 }
 
 /* ---- one message per pair, in arrival order ---- */
 
 static bool block_ready(a2a_sweep_t *s, int peer, rcoll_event_t *wait)
 {
-    if (s->proto != A2A_ZCOPY)
+    if (s->proto != RCOLL_MSG_ZCOPY)
         return true;
     *wait = rcoll_ev_arrival(peer, s->a->seq);
     return s->a->tl->ops->test(s->a->tl, wait);
@@ -64,7 +48,7 @@ static void block_finish(a2a_sweep_t *s, int source)
     a2a_finish_block(s->a, source, s->proto);
 }
 
-void a2a_sweep_init(a2a_sweep_t *s, rcoll_args_t *a, int window, a2a_proto_t proto)
+void a2a_sweep_init(a2a_sweep_t *s, rcoll_args_t *a, int window, rcoll_msg_proto_t proto)
 {
     memset(s, 0, sizeof *s);
     s->a = a;
@@ -204,9 +188,7 @@ static const char *xfer_src(const rcoll_args_t *a, const a2a_xfer_t *x, int b, c
 static rcoll_status_t put_run(rcoll_args_t *a, int peer, const char *src, size_t len, size_t dst,
                               bool zcopy, unsigned step)
 {
-    const rcoll_tl_ops_t *ops = a->tl->ops;
-    return zcopy ? ops->put_user(a->tl, peer, a->seq, step, src, len, dst)
-                 : ops->put(a->tl, peer, a->seq, step, src, len, dst);
+    return rcoll_msg_put(a, peer, step, zcopy ? RCOLL_MSG_ZCOPY : RCOLL_MSG_COPY, src, len, dst);
 }
 
 /* Copy-based (into the inbox at send_off) or single copy (into recvbuf at `remote`), blocks
@@ -241,7 +223,7 @@ static rcoll_status_t xfer_send_inline(rcoll_args_t *a, a2a_xfer_t *x, unsigned 
     size_t staged = 0;
     for (int b = 0; b < x->n; b++)
         memcpy(line + (size_t)b * a->bytes, xfer_src(a, x, b, NULL, &staged), a->bytes);
-    return a->tl->ops->put_inline(a->tl, x->to, a->seq, step, line, (size_t)x->n * a->bytes);
+    return rcoll_msg_put(a, x->to, step, RCOLL_MSG_INLINE, line, (size_t)x->n * a->bytes, 0);
 }
 
 static bool xfer_inline(const rcoll_args_t *a, const a2a_xfer_t *x)
@@ -251,10 +233,9 @@ static bool xfer_inline(const rcoll_args_t *a, const a2a_xfer_t *x)
 
 static void xfer_copy_out(rcoll_args_t *a, const a2a_xfer_t *x)
 {
-    const rcoll_tl_ops_t *ops = a->tl->ops;
-    bool inl = xfer_inline(a, x);
-    const char *from = inl ? (const char *)ops->inline_data(a->tl, x->from, a->seq)
-                           : (const char *)ops->inbox(a->tl, a->seq) + x->recv_off;
+    const unsigned char *from = rcoll_msg_data(a, x->from, xfer_inline(a, x) ? RCOLL_MSG_INLINE
+                                                                             : RCOLL_MSG_COPY,
+                                               x->recv_off);
     for (int b = 0; b < x->n; b++)
         memcpy(recv_block(a, x->local[b]), from + (size_t)b * a->bytes, a->bytes);
 }

@@ -19,18 +19,18 @@
 
 #include <stdbool.h>
 #include "coll/coll.h"
+#include "coll/msg.h"
 
-typedef enum { A2A_INLINE, A2A_COPY, A2A_ZCOPY } a2a_proto_t;
 
 /* How `bytes` (one message) travels when the algorithm's inbox layout needs `inbox_need`
  * bytes: inline when tiny, copy-based below the zero-copy threshold if the layout fits, single
  * copy otherwise. Sender and receiver compute it alike. */
-a2a_proto_t a2a_proto(const rcoll_args_t *a, size_t bytes, size_t inbox_need);
+rcoll_msg_proto_t a2a_proto(const rcoll_args_t *a, size_t bytes, size_t inbox_need);
 
 /* Alltoall, one block per pair: sendbuf block `peer` to the peer's block `rank`, signal step 0. */
-rcoll_status_t a2a_send_block(rcoll_args_t *a, int peer, a2a_proto_t proto);
+rcoll_status_t a2a_send_block(rcoll_args_t *a, int peer, rcoll_msg_proto_t proto);
 /* After the signal from `source`: copy its block out of the line or the inbox if needed. */
-void a2a_finish_block(rcoll_args_t *a, int source, a2a_proto_t proto);
+void a2a_finish_block(rcoll_args_t *a, int source, rcoll_msg_proto_t proto);
 
 /* ---- one message per pair, in arrival order ---- */
 
@@ -42,7 +42,7 @@ struct a2a_sweep {
     int *out, *in; /* per distance d = 1..size-1: the write to rank+d / the block from rank-d is
                     * still pending (set by the caller before a2a_sweep_start) */
     int out_left, in_left, in_first;
-    a2a_proto_t proto; /* for the default callbacks (alltoall blocks) */
+    rcoll_msg_proto_t proto; /* for the default callbacks (alltoall blocks) */
     /* May the write to `peer` start now? If not, `*wait` is the event it needs. */
     bool (*ready)(a2a_sweep_t *s, int peer, rcoll_event_t *wait);
     rcoll_status_t (*send)(a2a_sweep_t *s, int peer);
@@ -52,7 +52,7 @@ struct a2a_sweep {
 };
 
 /* Nothing pending, alltoall-block callbacks with `proto`; out/in from the team's scratch. */
-void a2a_sweep_init(a2a_sweep_t *s, rcoll_args_t *a, int window, a2a_proto_t proto);
+void a2a_sweep_init(a2a_sweep_t *s, rcoll_args_t *a, int window, rcoll_msg_proto_t proto);
 /* After the caller marked what is pending. */
 void a2a_sweep_start(a2a_sweep_t *s);
 /* One pass over what is pending: the number of things done (0: `*wait` is what to pause on),

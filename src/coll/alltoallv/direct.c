@@ -1,6 +1,6 @@
 /* Alltoallv Direct: every rank writes each peer its block of the size both sides know, in
  * arrival order.
- * Paper: seed 001 (Qian), section 3.4.4 (Direct alltoall personalized exchange), as alltoall
+ * Paper: [qian-phd] (Qian), section 3.4.4 (Direct alltoall personalized exchange), as alltoall
  * direct (src/coll/alltoall/direct.c) with per-pair counts.
  * Counts and displacements are rank-local: the sender knows scounts[q] (== the receiver's
  * rcounts[p]) and its own sdispls, never the receiver's rdispls. So the path of each pair is
@@ -28,7 +28,7 @@ typedef struct {
     size_t slot; /* inbox bytes per source */
 } v_ctx_t;
 
-static a2a_proto_t pair_proto(const a2a_sweep_t *s, size_t count)
+static rcoll_msg_proto_t pair_proto(const a2a_sweep_t *s, size_t count)
 {
     const v_ctx_t *c = s->ctx;
     return a2a_proto(s->a, count, count <= c->slot ? 0 : (size_t)-1);
@@ -36,7 +36,7 @@ static a2a_proto_t pair_proto(const a2a_sweep_t *s, size_t count)
 
 static bool v_ready(a2a_sweep_t *s, int peer, rcoll_event_t *wait)
 {
-    if (pair_proto(s, s->a->scounts[peer]) != A2A_ZCOPY)
+    if (pair_proto(s, s->a->scounts[peer]) != RCOLL_MSG_ZCOPY)
         return true;
     *wait = rcoll_ev_published(peer, s->a->seq);
     return s->a->tl->ops->test(s->a->tl, wait);
@@ -49,34 +49,24 @@ static rcoll_status_t v_send(a2a_sweep_t *s, int peer)
     const v_ctx_t *c = s->ctx;
     size_t count = a->scounts[peer];
     const char *src = (const char *)a->sendbuf + a->sdispls[peer];
-    switch (pair_proto(s, count)) {
-    case A2A_INLINE:
-        return ops->put_inline(a->tl, peer, a->seq, 0, src, count);
-    case A2A_COPY:
-        return ops->put(a->tl, peer, a->seq, 0, src, count, (size_t)a->rank * c->slot);
-    default: {
-        size_t displ;
-        rcoll_status_t st = ops->get(a->tl, peer, a->seq, &displ, sizeof displ,
-                                     (size_t)a->rank * sizeof displ);
+    rcoll_msg_proto_t proto = pair_proto(s, count);
+    size_t remote = (size_t)a->rank * c->slot;
+    if (proto == RCOLL_MSG_ZCOPY) { /* where my block goes: the displacement the peer published */
+        rcoll_status_t st = ops->get(a->tl, peer, a->seq, &remote, sizeof remote,
+                                     (size_t)a->rank * sizeof remote);
         if (st != RCOLL_OK)
             return st;
-        return ops->put_user(a->tl, peer, a->seq, 0, src, count, displ);
     }
-    }
+    return rcoll_msg_put(a, peer, 0, proto, src, count, remote);
 }
 
 static void v_finish(a2a_sweep_t *s, int source)
 {
     rcoll_args_t *a = s->a;
-    const rcoll_tl_ops_t *ops = a->tl->ops;
     const v_ctx_t *c = s->ctx;
     size_t count = a->rcounts[source];
-    char *dst = (char *)a->recvbuf + a->rdispls[source];
-    a2a_proto_t proto = pair_proto(s, count);
-    if (proto == A2A_INLINE)
-        memcpy(dst, ops->inline_data(a->tl, source, a->seq), count);
-    else if (proto == A2A_COPY)
-        memcpy(dst, (const char *)ops->inbox(a->tl, a->seq) + (size_t)source * c->slot, count);
+    rcoll_msg_copy_out(a, source, pair_proto(s, count), (size_t)source * c->slot,
+                       (char *)a->recvbuf + a->rdispls[source], count);
 }
 
 /* Marks the non-empty pairs; true if some block comes to me by single copy. */
@@ -89,7 +79,7 @@ static bool mark_pairs(a2a_sweep_t *s)
         int to = (a->rank + d) % n, from = (a->rank - d + n) % n;
         s->out[d] = a->scounts[to] > 0;
         s->in[d] = a->rcounts[from] > 0;
-        if (s->in[d] && pair_proto(s, a->rcounts[from]) == A2A_ZCOPY)
+        if (s->in[d] && pair_proto(s, a->rcounts[from]) == RCOLL_MSG_ZCOPY)
             zcopy_in = true;
     }
     return zcopy_in;
@@ -103,7 +93,7 @@ static rcoll_status_t alltoallv_direct(rcoll_args_t *a)
                                 a->size, (size_t)a->size * sizeof(size_t));
     v_ctx_t c = {(a->tl->inbox_bytes / (size_t)a->size) & ~(size_t)63};
     a2a_sweep_t s;
-    a2a_sweep_init(&s, a, a->team->ctx->cfg.alltoall_kport, A2A_COPY);
+    a2a_sweep_init(&s, a, a->team->ctx->cfg.alltoall_kport, RCOLL_MSG_COPY);
     s.ctx = &c;
     s.ready = v_ready;
     s.send = v_send;
@@ -119,6 +109,8 @@ static rcoll_status_t alltoallv_direct(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_alltoallv_direct = {
-    "direct", RCOLL_COLL_ALLTOALLV,
-    "seed 001: one sweep, per-pair path from the count, rdispls published for single copy",
-    alltoallv_direct, NULL};
+    .name = "direct",
+    .coll = RCOLL_COLL_ALLTOALLV,
+    .summary = "[qian-phd]: one sweep, per-pair path from the count, rdispls published for single copy",
+    .run = alltoallv_direct,
+};

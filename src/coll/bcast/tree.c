@@ -51,36 +51,19 @@ bc_piece_t bc_piece(size_t bytes, int size, int i)
     return p;
 }
 
-bc_proto_t bc_proto(const rcoll_args_t *a, size_t len, int allow_inline)
+rcoll_msg_proto_t bc_proto(const rcoll_args_t *a, size_t len, int allow_inline)
 {
-    if (allow_inline && len <= RCOLL_INLINE_MAX)
-        return BC_INLINE;
-    if (len < a->tl->zcopy_threshold && a->bytes <= a->tl->inbox_bytes)
-        return BC_COPY;
-    return BC_ZCOPY;
+    return rcoll_msg_proto(a, len, a->bytes, allow_inline); /* the inbox mirrors the buffer */
 }
 
-rcoll_status_t bc_send(rcoll_args_t *a, int peer, unsigned step, bc_piece_t p, bc_proto_t proto)
+rcoll_status_t bc_send(rcoll_args_t *a, int peer, unsigned step, bc_piece_t p, rcoll_msg_proto_t proto)
 {
-    const char *src = (const char *)a->recvbuf + p.off;
-    switch (proto) {
-    case BC_INLINE:
-        return a->tl->ops->put_inline(a->tl, peer, a->seq, step, src, p.len);
-    case BC_COPY:
-        return a->tl->ops->put(a->tl, peer, a->seq, step, src, p.len, p.off);
-    case BC_ZCOPY:
-    default:
-        return a->tl->ops->put_user(a->tl, peer, a->seq, step, src, p.len, p.off);
-    }
+    return rcoll_msg_put(a, peer, step, proto, (const char *)a->recvbuf + p.off, p.len, p.off);
 }
 
-void bc_finish_recv(rcoll_args_t *a, int source, bc_piece_t p, bc_proto_t proto)
+void bc_finish_recv(rcoll_args_t *a, int source, bc_piece_t p, rcoll_msg_proto_t proto)
 {
-    char *dst = (char *)a->recvbuf + p.off;
-    if (proto == BC_INLINE)
-        memcpy(dst, a->tl->ops->inline_data(a->tl, source, a->seq), p.len);
-    else if (proto == BC_COPY)
-        memcpy(dst, (const char *)a->tl->ops->inbox(a->tl, a->seq) + p.off, p.len);
+    rcoll_msg_copy_out(a, source, proto, p.off, (char *)a->recvbuf + p.off, p.len);
 }
 
 bool bc_ready(rcoll_args_t *a, int source, unsigned step)
@@ -89,9 +72,9 @@ bool bc_ready(rcoll_args_t *a, int source, unsigned step)
     return a->tl->ops->test(a->tl, &ev);
 }
 
-bool bc_can_send(rcoll_args_t *a, int peer, bc_proto_t proto)
+bool bc_can_send(rcoll_args_t *a, int peer, rcoll_msg_proto_t proto)
 {
-    if (proto != BC_ZCOPY)
+    if (proto != RCOLL_MSG_ZCOPY)
         return true;
     rcoll_event_t ev = rcoll_ev_arrival(peer, a->seq);
     return a->tl->ops->test(a->tl, &ev);

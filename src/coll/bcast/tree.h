@@ -7,6 +7,7 @@
 #define RCOLL_COLL_BCAST_TREE_H
 
 #include "coll/coll.h"
+#include "coll/msg.h"
 
 /* Rank relative to the root (the root is 0) and back. */
 static inline int bc_vrank(int rank, int root, int size)
@@ -32,23 +33,22 @@ typedef struct {
 } bc_piece_t;
 bc_piece_t bc_piece(size_t bytes, int size, int i);
 
-typedef enum { BC_INLINE, BC_COPY, BC_ZCOPY } bc_proto_t;
 
 /* Protocol for `len` bytes of the message (the same on sender and receiver). The inbox mirrors
  * the buffer (byte i at offset i), so copy-based needs the whole message to fit in it. Inline
  * only where the sender puts one message to that receiver in the collective (one payload per
  * signal line). */
-bc_proto_t bc_proto(const rcoll_args_t *a, size_t len, int allow_inline);
+rcoll_msg_proto_t bc_proto(const rcoll_args_t *a, size_t len, int allow_inline);
 
 /* Send bytes [off, off+len) of the buffer to the same place at `peer`, raising signal `step`. */
-rcoll_status_t bc_send(rcoll_args_t *a, int peer, unsigned step, bc_piece_t p, bc_proto_t proto);
+rcoll_status_t bc_send(rcoll_args_t *a, int peer, unsigned step, bc_piece_t p, rcoll_msg_proto_t proto);
 /* After the signal from `source` was seen: copy the bytes to their place if they are not there
  * yet (inline or copy-based). */
-void bc_finish_recv(rcoll_args_t *a, int source, bc_piece_t p, bc_proto_t proto);
+void bc_finish_recv(rcoll_args_t *a, int source, bc_piece_t p, rcoll_msg_proto_t proto);
 /* True once `source`'s signal `step` is there (the data with it). */
 bool bc_ready(rcoll_args_t *a, int source, unsigned step);
 /* True when a send to `peer` of protocol `proto` can start without waiting: single copy needs
  * the peer's arrival (its buffer's address), the others need nothing. */
-bool bc_can_send(rcoll_args_t *a, int peer, bc_proto_t proto);
+bool bc_can_send(rcoll_args_t *a, int peer, rcoll_msg_proto_t proto);
 
 #endif

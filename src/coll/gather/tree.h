@@ -1,4 +1,4 @@
-/* The k-port spanning binomial tree of seed 001, 3.4.1 (a (k+1)-nomial tree), for any team size
+/* The k-port spanning binomial tree of [qian-phd], 3.4.1 (a (k+1)-nomial tree), for any team size
  * and any root, in ranks relative to the root (u = (rank - root) mod P).
  *
  * With radix r = k+1: a rank u > 0 whose lowest non-zero base-r digit is c at place d has the

@@ -1,23 +1,21 @@
 /* Moving one message of a rooted collective (gather, scatter and their v-forms, allgatherv):
  * the protocol choice both sides make alike, a message sent in parts, where a received message
- * sits, and the arrival-order sweep over pending peers.
- *
- * Protocol of a message of `bytes` (decided on both sides from values both know):
- *   inline  <= RCOLL_INLINE_MAX bytes: in the signal's own cache line;
- *   copy    below the transport's zero-copy threshold (up to 64 KB when ranks outnumber the cores
- *           of a one-node team: see xfer.c), when the message ends at or before the receiver's
- *           inbox capacity (`inbox_end`: its offset in the inbox + bytes);
- *   zcopy   otherwise: single copy into the buffer the receiver advertised (put_user). */
-#ifndef RCOLL_COLL_GATHER_XFER_H
-#define RCOLL_COLL_GATHER_XFER_H
+ * sits, and the arrival-order sweep over pending peers (alltoall gather_scatter uses them too).
+ * The protocol is the message layer's (coll/msg.h), inline
+ * allowed; the inbox layout of a gather puts rank r's block at r * bytes. */
+#ifndef RCOLL_COLL_XFER_H
+#define RCOLL_COLL_XFER_H
 
 #include <stdbool.h>
 #include "coll/coll.h"
+#include "coll/msg.h"
 #include "coll/sweep.h"
 
-typedef enum { GS_INLINE, GS_COPY, GS_ZCOPY } gs_proto_t;
-
-gs_proto_t gs_proto(const rcoll_args_t *a, size_t bytes, size_t inbox_end);
+/* The message layer's protocol (coll/msg.h), inline allowed. */
+static inline rcoll_msg_proto_t gs_proto(const rcoll_args_t *a, size_t bytes, size_t inbox_end)
+{
+    return rcoll_msg_proto(a, bytes, inbox_end, true);
+}
 
 /* One message to one peer, sent in parts. `remote` of a part: its offset in the receiver's
  * inbox (copy), in its advertised buffer (zcopy), or in the message (inline). The part sent with
@@ -25,22 +23,22 @@ gs_proto_t gs_proto(const rcoll_args_t *a, size_t bytes, size_t inbox_end);
 typedef struct {
     rcoll_args_t *a;
     int peer;
-    gs_proto_t proto;
+    rcoll_msg_proto_t proto;
     size_t line_len;
     unsigned char line[RCOLL_INLINE_MAX];
 } gs_msg_t;
 
-void gs_msg_begin(gs_msg_t *m, rcoll_args_t *a, int peer, gs_proto_t proto);
+void gs_msg_begin(gs_msg_t *m, rcoll_args_t *a, int peer, rcoll_msg_proto_t proto);
 rcoll_status_t gs_msg_part(gs_msg_t *m, const void *src, size_t len, size_t remote, unsigned step);
 
 /* Where a message from `source` sits once its signal was seen: the inline line, the inbox at
  * `inbox_off`, or `zbuf` (where put_user wrote it). */
-const unsigned char *gs_msg_data(rcoll_args_t *a, int source, gs_proto_t proto, size_t inbox_off,
+const unsigned char *gs_msg_data(rcoll_args_t *a, int source, rcoll_msg_proto_t proto, size_t inbox_off,
                                  const void *zbuf);
 
 /* Receive one whole message of `bytes` from `source` into `dst` (signal step 0, inbox offset
  * 0): wait for its signal, then copy it out unless it came single copy. */
-rcoll_status_t gs_recv_one(rcoll_args_t *a, int source, gs_proto_t proto, void *dst, size_t bytes);
+rcoll_status_t gs_recv_one(rcoll_args_t *a, int source, rcoll_msg_proto_t proto, void *dst, size_t bytes);
 
 /* Gathered blocks: rank r's `bytes` go to the root's slot r*bytes (inline, its inbox, or
  * single copy into its advertised buffer, by gs_proto(a, bytes, (r+1)*bytes)), signal step 0.

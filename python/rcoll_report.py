@@ -17,7 +17,12 @@ an even count), and its table row also gives the lowest and highest ratio of the
 with a failed check stands instead, so that no failure hides behind a median. Records with an
 "error" key are failed checks (rcoll error or wrong data): they show as FAILED in their table
 and are listed in the report's Failures section.
-Rooted collectives are grouped by their "root" (a rank or "rotate"), the v-forms by "skewed".
+Rooted collectives are grouped by their "root" (a rank or "rotate"), the v-forms by "skewed"
+(rcoll-bench writes these keys exactly for those collectives). A forced algorithm that does not
+apply to a call gives way to its fallback: "algo" names what ran, "forced_algo" what was asked.
+What each collective is (its order, what its size means, what each rank moves) comes from
+rcoll's table of collectives, `rcoll-info --colls` (JSON lines): --colls FILE, else colls.jsonl
+beside the first input file; without either, the report says less about each collective.
 With --soak FILE (rcoll-soak's JSON lines, one per impl, as scripts/run_benchmarks.sh writes
 them) the report gets a "Soak test" section: native and rcoll side by side, a failed or timed-out
 run shown as FAILED with its message, never with numbers it did not report.
@@ -36,35 +41,48 @@ REQUIRED_KEYS = ("coll", "impl", "algo", "np", "ppn", "bytes", "avg_us", "min_us
                  "iter_max_us", "iters")
 ERROR_KEYS = ("coll", "impl", "algo", "np", "ppn", "bytes", "error")
 
-COLL_ORDER = ("barrier", "allgather", "alltoall", "bcast", "gather", "scatter", "allgatherv",
-              "alltoallv", "gatherv", "scatterv")
-ROOTED = {"bcast", "gather", "scatter", "gatherv", "scatterv"}
-VFORMS = {"allgatherv", "alltoallv", "gatherv", "scatterv"}
+# rcoll's table of collectives (rcoll-info --colls), name -> row, in the table's order.
+COLLS = OrderedDict()
 
-# What one measurement is, per collective (the size axis as rcoll-bench defines it, OSU style).
-COLL_TEXT = {
-    "barrier": "Barrier: no data, a single row per run.",
-    "allgather": "Allgather: bytes = the block each rank contributes; every rank receives "
-                 "np blocks.",
-    "alltoall": "Alltoall: bytes = the block each rank sends to each rank (np blocks out and "
-                "np blocks in per rank).",
-    "bcast": "Bcast: bytes = the whole message, copied from the root to every rank.",
-    "gather": "Gather: bytes = the block each rank sends; the root receives np blocks.",
-    "scatter": "Scatter: bytes = the block each rank receives; the root sends np blocks.",
-    "allgatherv": "Allgatherv: bytes = m; rank r's block is m (equal counts) or "
-                  "(r % 4) * m / 2 (skewed counts); every rank receives all blocks.",
-    "alltoallv": "Alltoallv: bytes = m; rank r sends m (equal counts) or ((r + j) % 4) * m / 2 "
-                 "(skewed counts) bytes to rank j.",
-    "gatherv": "Gatherv: bytes = m; rank r's block is m (equal counts) or (r % 4) * m / 2 "
-               "(skewed counts); the root receives all blocks.",
-    "scatterv": "Scatterv: bytes = m; rank r's block is m (equal counts) or (r % 4) * m / 2 "
-                "(skewed counts); the root sends all blocks.",
-}
 
-X_LABEL = {
-    "allgather": "bytes per rank", "alltoall": "bytes per rank pair", "bcast": "message bytes",
-    "gather": "bytes per rank", "scatter": "bytes per rank",
-}
+def read_colls(path):
+    """Loads rcoll-info --colls output into COLLS."""
+    COLLS.clear()
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise SystemExit(f"{path}:{lineno}: not JSON: {e}")
+            for key in ("coll", "vform", "send", "recv", "bytes_is", "bytes_label", "moves"):
+                if key not in row:
+                    raise SystemExit(f"{path}:{lineno}: missing key {key!r} (rcoll-info --colls?)")
+            COLLS[row["coll"]] = row
+
+
+def coll_text(coll):
+    """What one measurement of `coll` is: the size axis as rcoll-bench defines it (OSU style)."""
+    row = COLLS.get(coll)
+    if row is None:
+        return f"{coll}: bytes as rcoll-bench defines them (rcoll-bench --help)."
+    name = coll[:1].upper() + coll[1:]
+    if row["recv"]["blocks"] == "none":
+        return f"{name}: no data ({row['moves']}), a single row per run."
+    if not row["vform"]:
+        return f"{name}: bytes = {row['bytes_is']}; {row['moves']}."
+    # rcoll-bench's counts for the v-forms (its usage): m each, or skewed by rank (pair).
+    pairs = row["send"]["blocks"] == "each" and row["recv"]["blocks"] == "each"
+    skew = "((r + j) % 4) * m / 2 to rank j" if pairs else "(r % 4) * m / 2"
+    return (f"{name}: bytes = m; rank r's count is m (equal counts) or {skew} (skewed counts); "
+            f"{row['moves']}.")
+
+
+def x_label(coll):
+    row = COLLS.get(coll)
+    return row["bytes_label"] if row else "bytes (m)"
 
 
 def read_records(path):
@@ -88,12 +106,13 @@ def read_records(path):
 
 
 def variant_of(rec):
-    """'' or a text such as 'root 0', 'root rotate', 'skewed counts' for the group key."""
+    """'' or a text such as 'root 0', 'root rotate', 'skewed counts' for the group key: rcoll-bench
+    writes "root" for the rooted collectives and "skewed" for the v-forms."""
     parts = []
-    if rec["coll"] in ROOTED:
-        parts.append(f"root {rec.get('root', 0)}")
-    if rec["coll"] in VFORMS:
-        parts.append("skewed counts" if rec.get("skewed") else "equal counts")
+    if "root" in rec:
+        parts.append(f"root {rec['root']}")
+    if "skewed" in rec:
+        parts.append("skewed counts" if rec["skewed"] else "equal counts")
     return ", ".join(parts)
 
 
@@ -107,7 +126,7 @@ class Point:
     def __init__(self):
         self.native = None
         self.auto = None
-        self.forced = OrderedDict()  # algo -> record
+        self.forced = OrderedDict()  # algo asked for -> record (its "algo": what ran)
         self.runs = []  # earlier runs: (native, auto, forced)
         self.run_ratios = []  # the automatic choice's ratio in each run, once finished
 
@@ -123,7 +142,7 @@ class Point:
         if forced is None:
             forced = self.auto is not None
         if forced:
-            self.forced[rec["algo"]] = rec
+            self.forced[rec.get("forced_algo", rec["algo"])] = rec
         else:
             self.auto = rec
 
@@ -148,7 +167,8 @@ class Point:
 
 
 def coll_rank(coll):
-    return COLL_ORDER.index(coll) if coll in COLL_ORDER else len(COLL_ORDER)
+    order = list(COLLS)
+    return order.index(coll) if coll in order else len(order)
 
 
 def group(labelled_records):
@@ -229,7 +249,10 @@ def table_lines(points):
                      f"{fmt_ratio(r)}{spread} |")
         for algo, rec in p.forced.items():
             note = "forced, failed check" if failed(rec) else "forced"
-            lines.append(f"| {fmt_bytes(nbytes)} | | {fmt_us(rec)} | {algo} ({note}) | "
+            ran = algo
+            if rec["algo"] != algo:  # gave way to its fallback
+                ran, note = rec["algo"], f"{note} {algo}, which does not apply here"
+            lines.append(f"| {fmt_bytes(nbytes)} | | {fmt_us(rec)} | {ran} ({note}) | "
                          f"{fmt_ratio(ratio(rec, p.native))} |")
     return lines, ratios
 
@@ -451,8 +474,7 @@ def write_report(out_dir, groups, labels, notes, plots, soak=None):
             current = coll
             lines.append(f"## {coll}")
             lines.append("")
-            lines.append(COLL_TEXT.get(coll, f"{coll}: bytes as rcoll-bench defines them "
-                                             "(rcoll-bench --help)."))
+            lines.append(coll_text(coll))
             lines.append("")
         points = g["points"]
         lines.append(f"### {group_title(label, coll, variant, np_, g['ppn'])}")
@@ -527,7 +549,7 @@ def plot_all(out_dir, groups):
         fig, ax = plt.subplots(figsize=(8, 5))
         sized = any(b > 0 for pts in series.values() for b, _ in pts)
         if sized:
-            plot_lines(ax, series, X_LABEL.get(coll, "bytes (m)"))
+            plot_lines(ax, series, x_label(coll))
         else:
             plot_bars(ax, series)
         extra = f" ({variant})" if variant else ""
@@ -597,11 +619,23 @@ def main(argv=None):
     ap.add_argument("--note", action="append", default=[],
                     help="a line added to the report header (repeatable)")
     ap.add_argument("--no-plots", action="store_true", help="write only report.md")
+    ap.add_argument("--colls", metavar="FILE",
+                    help="rcoll's table of collectives (rcoll-info --colls); default: colls.jsonl "
+                         "beside the first --label file, if there is one")
     ap.add_argument("--soak", metavar="FILE",
                     help="JSON lines of rcoll-soak runs (one per impl, from run_benchmarks.sh): "
                          "adds the Soak test section")
     args = ap.parse_args(argv)
 
+    colls = args.colls
+    if colls is None:
+        beside = os.path.join(os.path.dirname(args.label[0][1]), "colls.jsonl")
+        colls = beside if os.path.exists(beside) else None
+    if colls:
+        read_colls(colls)
+    else:
+        print("rcoll_report: no table of collectives (rcoll-info --colls, --colls FILE): "
+              "collectives in name order, without what they move", file=sys.stderr)
     labelled = []
     for label, path in args.label:
         if not os.path.exists(path):

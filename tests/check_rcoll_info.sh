@@ -24,6 +24,7 @@ expect "explain why" "$info" --explain --coll barrier --bytes 0 --size 8 --ppn 8
 expect "explain ppn" "$info" --explain --coll allgather --bytes 1048576 --size 16 --ppn 16 "-> "
 expect "forced" env RCOLL_ALLGATHER_ALGO=ring "$info" --explain --coll allgather --bytes 8 --size 4 "forced"
 expect "bad override" env RCOLL_ALLGATHER_ALGO=nope "$info" --explain --coll allgather --bytes 8 --size 4 "valid: recursive_doubling"
+expect "channels listed" "$info" --list "^network channels (RCOLL_NET): "
 if "$info" --explain --coll nothing --size 2 >/dev/null 2>&1; then fail=$((fail + 1)); echo "FAIL bad coll accepted"; else pass=$((pass + 1)); fi
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -1,8 +1,8 @@
 /* Fuzz test of the parser of every RCOLL_* variable rcoll reads (issue 12): each variable is set
  * alone to valid, boundary and seeded random values, then all of them at once. For every value
  * rcoll_config_from_env and rcoll_context_create (and, for RCOLL_NODE_MAP and RCOLL_PPN, a
- * one-rank team; for RCOLL_<COLL>_ALGO, rcoll_explain) must either accept it, the configuration
- * then holding exactly what a reference parser here reads from it (no wrapped number, no other
+ * one-rank team; for RCOLL_<COLL>_ALGO and RCOLL_TUNE, rcoll_explain) must either accept it, the
+ * configuration then holding exactly what a reference parser here reads from it (no wrapped number, no other
  * field touched), or refuse it with RCOLL_ERR_INVALID and the message "VAR=value is not valid:
  * expected ..." naming the variable, the value quoted short and printable; never crash (the
  * ASan pass checks the memory). `--list` prints the variables known here, one a line:
@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "bootstrap/oob_fork.h"
+#include "coll/colls.h"
 #include "config/config.h"
 #include "core/team.h"
 #include "signal/wait.h"
@@ -28,10 +29,10 @@
 
 enum { RANDOM_CASES = 2000, MIXED_CASES = 200, MAX_VARS = 40, MAX_VALUES = 400, LONG_LEN = 10240 };
 
-typedef enum { K_CHOICE, K_SIZE, K_INT, K_SECONDS, K_NODE_MAP, K_ALGO, K_MPI } kind_t;
+typedef enum { K_CHOICE, K_SIZE, K_INT, K_SECONDS, K_NODE_MAP, K_ALGO, K_MPI, K_TUNE, K_NAME } kind_t;
 typedef enum { F_NONE, F_INT, F_LONG, F_SIZE, F_DOUBLE, F_STR } field_t;
 static const char *const kind_names[] = {"choice", "size", "integer", "seconds", "node-map",
-                                         "algorithm", "mpi-drop-in"};
+                                         "algorithm", "mpi-drop-in", "tune", "name"};
 
 typedef struct {
     char name[40];
@@ -63,8 +64,8 @@ static const char *const cmas[] = {"auto", "1", "off", "0"};
 static const int cma_values[] = {RCOLL_CMA_AUTO, RCOLL_CMA_AUTO, RCOLL_CMA_OFF, RCOLL_CMA_OFF};
 static const char *const puts_[] = {"auto", "am", "rma"};
 static const int put_values[] = {RCOLL_UCX_PUT_AUTO, RCOLL_UCX_PUT_AM, RCOLL_UCX_PUT_RMA};
-static const char *const nets[] = {"auto", "ucx", "ofi"};
-static const int net_values[] = {RCOLL_NET_AUTO, RCOLL_NET_USE_UCX, RCOLL_NET_USE_OFI};
+static const char *const nets[] = {"auto", "ucx", "ofi", "UCX", "Ofi", "verbs_2", "x",
+                                   "abcdefghijklmno", "abcdefghijklmnop", "u-x", "ucx ", "ofi;"};
 
 /* Every RCOLL_* variable but the RCOLL_<COLL>_ALGO ones (added per collective in init_vars). */
 static const var_t fixed_vars[] = {
@@ -76,8 +77,8 @@ static const var_t fixed_vars[] = {
      .values = cma_values, .count = 4},
     {.name = "RCOLL_UCX_PUT", .kind = K_CHOICE, FIELD(ucx_put, F_INT), .names = puts_,
      .values = put_values, .count = 3},
-    {.name = "RCOLL_NET", .kind = K_CHOICE, FIELD(net, F_INT), .names = nets,
-     .values = net_values, .count = 3},
+    {.name = "RCOLL_NET", .kind = K_NAME, FIELD(net, F_STR), .names = nets,
+     .count = (int)(sizeof nets / sizeof nets[0])},
     {.name = "RCOLL_TIMEOUT", .kind = K_SECONDS, FIELD(timeout_s, F_DOUBLE)},
     {.name = "RCOLL_ZCOPY_THRESHOLD", .kind = K_SIZE, FIELD(zcopy_threshold, F_SIZE), .lo = 0,
      .hi = SIZE_MAX, .round = 1},
@@ -98,6 +99,8 @@ static const var_t fixed_vars[] = {
      .hi = 1000000000},
     {.name = "RCOLL_PPN", .kind = K_INT, FIELD(ppn, F_INT), .lo = 1, .hi = INT_MAX, .team = 1},
     {.name = "RCOLL_NODE_MAP", .kind = K_NODE_MAP, FIELD(node_map, F_STR), .team = 1},
+    /* Selection rules by size range: its fields (tune_count, tune[]) are written by ref_tune. */
+    {.name = "RCOLL_TUNE", .kind = K_TUNE, .type = F_NONE},
     /* Read by the MPI drop-in only (src/mpi/rcoll_mpi.c): any value but "" and "0" disables it,
      * no value is invalid. The library must ignore it: the configuration stays the default. */
     {.name = "RCOLL_MPI_DISABLE", .kind = K_MPI, .type = F_NONE},
@@ -239,6 +242,97 @@ static int ref_node_map(const char *map, int size, int *node_of)
     return 0;
 }
 
+/* RCOLL_TUNE: entries split by ';', each coll=algo or coll:lo-hi=algo[,lo-hi=algo...]; a
+ * collective and an algorithm of it by name (any case; `auto` too), sizes as ref_size or `inf`
+ * (the end only), lo < hi, ranges only for collectives chosen by size, at most RCOLL_TUNE_MAX
+ * ranges. Fills cfg's tune fields; -1 if the value is not valid. Read by hand, one character
+ * after the other, where config.c cuts tokens. */
+static int ref_tune_algo(const rcoll_coll_info_t *c, const char *name, int *out)
+{
+    if (strcasecmp(name, "auto") == 0) {
+        *out = RCOLL_TUNE_AUTO;
+        return 0;
+    }
+    for (int i = 0; rcoll_coll_algo_name(c, i); i++)
+        if (strcasecmp(name, rcoll_coll_algo_name(c, i)) == 0) {
+            *out = i;
+            return 0;
+        }
+    return -1;
+}
+
+static int ref_tune_add(rcoll_config_t *cfg, const rcoll_coll_info_t *c, unsigned long long lo,
+                        unsigned long long hi, const char *algo)
+{
+    int index;
+    if (lo >= hi || ref_tune_algo(c, algo, &index) || cfg->tune_count == RCOLL_TUNE_MAX)
+        return -1;
+    rcoll_tune_range_t *r = &cfg->tune[cfg->tune_count++];
+    r->coll = (int)c->coll;
+    r->algo = index;
+    r->lo = (size_t)lo;
+    r->hi = (size_t)hi;
+    return 0;
+}
+
+static int ref_tune(const char *value, rcoll_config_t *cfg)
+{
+    static char entry[LONG_LEN + 1], part[LONG_LEN + 1];
+    size_t n = strlen(value);
+    if (n > LONG_LEN)
+        return -1; /* longer than any value here */
+    cfg->tune_count = 0;
+    for (size_t at = 0;;) {
+        size_t e = 0;
+        while (at < n && value[at] != ';')
+            entry[e++] = value[at++];
+        entry[e] = '\0';
+        char *sep = entry;
+        while (*sep && *sep != ':' && *sep != '=')
+            sep++;
+        if (!*sep)
+            return -1; /* empty, or no ':' and no '=' */
+        char kind = *sep;
+        *sep = '\0';
+        const rcoll_coll_info_t *c = rcoll_coll_info_by_name(entry);
+        if (!c)
+            return -1;
+        if (kind == '=') {
+            if (ref_tune_add(cfg, c, 0, RCOLL_TUNE_INF, sep + 1))
+                return -1;
+        } else {
+            if (!rcoll_coll_by_bytes(c))
+                return -1;
+            for (char *r = sep + 1;;) {
+                size_t p = 0;
+                while (r[p] && r[p] != ',')
+                    p++;
+                memcpy(part, r, p);
+                part[p] = '\0';
+                char *dash = strchr(part, '-'), *eq = dash ? strchr(dash, '=') : NULL;
+                if (!eq)
+                    return -1;
+                *dash = *eq = '\0';
+                unsigned long long lo, hi;
+                if (strcasecmp(part, "inf") == 0 || ref_size(part, &lo))
+                    return -1;
+                if (strcasecmp(dash + 1, "inf") == 0)
+                    hi = RCOLL_TUNE_INF;
+                else if (ref_size(dash + 1, &hi))
+                    return -1;
+                if (ref_tune_add(cfg, c, lo, hi, eq + 1))
+                    return -1;
+                if (!r[p])
+                    break;
+                r += p + 1;
+            }
+        }
+        if (at == n)
+            return 0;
+        at++; /* the ';' */
+    }
+}
+
 /* ---- what the configuration must hold after a value ---- */
 
 static void put_field(rcoll_config_t *cfg, const var_t *v, unsigned long long n, double t,
@@ -298,6 +392,28 @@ static int expect_accept(const var_t *v, const char *value, rcoll_config_t *cfg)
             return 0;
         put_field(cfg, v, 0, 0, strcasecmp(value, "auto") == 0 ? "" : value);
         return 1;
+    case K_NAME: { /* RCOLL_NET: auto, or letters, digits and _ (kept in lower case) */
+        char low[RCOLL_NET_NAME_MAX];
+        size_t len = strlen(value);
+        if (strcasecmp(value, "auto") == 0)
+            return 1;
+        if (len >= sizeof low)
+            return 0;
+        for (size_t i = 0; i <= len; i++) {
+            if (i < len && !isalnum((unsigned char)value[i]) && value[i] != '_')
+                return 0;
+            low[i] = (char)tolower((unsigned char)value[i]);
+        }
+        put_field(cfg, v, 0, 0, low);
+        return 1;
+    }
+    case K_TUNE: {
+        rcoll_config_t tmp = *cfg;
+        if (ref_tune(value, &tmp))
+            return 0;
+        *cfg = tmp;
+        return 1;
+    }
     case K_MPI: break;
     }
     return 1;
@@ -404,6 +520,25 @@ static int check_algo(const var_t *v, const char *value, rcoll_context_t *ctx)
     return message_ok(why, v->name, value, sizeof why) ? 0 : fail(v, value, "bad message", why);
 }
 
+/* RCOLL_TUNE's last range decides its collective there: rcoll_explain names its algorithm (a
+ * user rule) or, for `auto`, a default rule. */
+static int check_tune(const var_t *v, const char *value, rcoll_context_t *ctx)
+{
+    const rcoll_config_t *cfg = &ctx->cfg;
+    if (!cfg->tune_count)
+        return 0;
+    const rcoll_tune_range_t *r = &cfg->tune[cfg->tune_count - 1];
+    char why[1024];
+    const char *name = rcoll_explain(ctx, (rcoll_coll_t)r->coll, r->lo, 4, 4, why, sizeof why);
+    explains++;
+    const char *want = r->algo == RCOLL_TUNE_AUTO ? NULL
+                       : rcoll_coll_algo_name(rcoll_coll_info((rcoll_coll_t)r->coll), r->algo);
+    if (!name || !strstr(why, "RCOLL_TUNE") ||
+        (want ? strcmp(name, want) || !strstr(why, "user rule") : !strstr(why, "default rule")))
+        return fail(v, value, "rcoll_explain does not follow the last range", why);
+    return 0;
+}
+
 /* A positive timeout stays positive in the wait policy, within 1e18 ns. */
 static int check_timeout(const var_t *v, const char *value, const rcoll_config_t *cfg)
 {
@@ -438,6 +573,8 @@ static int check_context(const var_t *v, const char *value, rcoll_status_t want,
         bad = fail(v, value, "the context's configuration differs", NULL);
     else if (st == RCOLL_OK && v->kind == K_ALGO)
         bad = check_algo(v, value, ctx);
+    else if (st == RCOLL_OK && v->kind == K_TUNE)
+        bad = check_tune(v, value, ctx);
     else if (st == RCOLL_OK && v->team)
         bad = check_team(v, value, ctx);
     if (st == RCOLL_OK)
@@ -544,6 +681,23 @@ static int own_values(const var_t *v, const char **out, int max, char names[][64
         out[n++] = map_4096;
         out[n++] = long_map;
     }
+    static const char *const tunes[] = {
+        "allgather:0-8k=direct_read,8k-inf=direct;barrier=dissemination", "allgather=ring",
+        "ALLGATHER=RING", "barrier=auto", "bcast:0-1=knomial", "bcast:1-0=knomial",
+        "scatter:0-512=direct_read,512-32k=direct,32k-inf=direct_read", "gather:4k-4k=binomial",
+        "gather:4k-4097=binomial", "alltoall:0-1m=bruck;alltoall:1k-2k=pairwise", "alltoall:0-inf=auto",
+        "alltoall:inf-inf=direct", "alltoall:0-18446744073709551615=direct",
+        "alltoall:18446744073709551615-inf=direct", "alltoall:0-17179869184g=direct",
+        "allgatherv=direct", "allgatherv:0-1=direct", "barrier:0-8=dissemination", "gatherv=binomial",
+        "allgather:0-8k=direct_read,", "allgather:0-8k=direct_read;", ";allgather=ring",
+        "allgather=ring;;bcast=knomial", "allgather", "allgather:", "allgather=", "=ring", ":0-1=ring",
+        "allgather:0-8k", "allgather:0=ring", "allgather:08k-09k=bruck", "allgather:0-8kb=bruck",
+        "allgather:0-8K=bruck", "allgather:0-8kk=bruck", "allgather:-1-8=ring", "allgather:0--8=ring",
+        "allgather:0-8=ring=ring", "allgather:0-8=ring-ring", "allgather: 0-8=ring", "allgather:0-8=ring ",
+        "reduce=ring", "allgather=direct_read:0-8", "allgather:0-1=ring,1-2=bruck,2-3=direct,3-4=auto",
+        "scatterv=direct;alltoallv=direct;gatherv=direct;allgatherv=direct;barrier=flat_arrival"};
+    for (size_t i = 0; v->kind == K_TUNE && i < sizeof tunes / sizeof tunes[0] && n < max; i++)
+        out[n++] = tunes[i];
     if (v->kind == K_ALGO) { /* every algorithm of every collective: most are unknown here */
         for (int c = 0; c < RCOLL_COLL_COUNT; c++) {
             char list[512], *save = NULL;

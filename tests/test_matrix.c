@@ -10,7 +10,9 @@
  * Options: --coll NAME[,NAME..] (default all), --algo NAME, --np 1,2,..., --quick (fewer sizes and
  * calls), --wait-modes (run under RCOLL_WAIT=spin, yield and block), --nodes N (emulated nodes:
  * RCOLL_NODE_MAP in blocks, uneven where N does not divide the team, e.g. 3+2+2; traffic between
- * them goes over UCX, whose transports UCX_TLS chooses), --calls N (back-to-back calls). */
+ * them goes over the network channel RCOLL_NET chooses), --calls N (back-to-back calls).
+ * For each collective and team size one set of processes runs every algorithm in turn on one
+ * team (back to back: sequence numbers continue from one algorithm to the next). */
 #include <sched.h>
 #include <stdint.h>
 #include <stdatomic.h>
@@ -21,18 +23,25 @@
 #include <unistd.h>
 
 #include "bootstrap/oob_fork.h"
+#include "coll/colls.h"
 #include "rcoll/rcoll.h"
 #include "select/select.h"
 
 #define MAX_CALLS 50
+#define MAX_ALGOS 16
 
+/* One set of processes (one team) runs every algorithm of `algos` in turn, back to back on the
+ * same team: fewer process start-ups (a network library's initialization costs ~0.1 s of CPU
+ * per process) and sequence numbers shared across algorithms. */
 typedef struct {
     rcoll_coll_t coll;
-    const char *algo;
+    const char *algo; /* the one running */
+    const char *algos[MAX_ALGOS];
+    int nalgos;
     const size_t *sizes;
     int nsizes;
     int calls;
-    _Atomic int *arrivals; /* barrier check: shared counters, one per call */
+    _Atomic int *arrivals; /* barrier check: shared counters, one per call (of the running algorithm) */
 } job_t;
 
 /* Byte i of the block rank `src` sends to rank `dst` in call c: a per-(src, dst, call) offset
@@ -349,7 +358,23 @@ static call_fn call_of(rcoll_coll_t coll)
 
 static int has_in_place(rcoll_coll_t coll)
 {
-    return coll != RCOLL_COLL_BCAST;
+    return rcoll_coll_info(coll)->in_place != RCOLL_IN_PLACE_NONE;
+}
+
+/* What the team says it ran is what was forced or, for a call that one does not apply to, its
+ * declared fallback (or "trivial": a call every rank skips). */
+static int ran_as_forced(const call_t *c)
+{
+    const char *ran = rcoll_team_last_algorithm(c->team);
+    if (!strcmp(ran, "trivial"))
+        return 0;
+    for (const rcoll_algo_t *a = rcoll_algo_find(c->job->coll, c->job->algo); a;
+         a = a->not_for ? a->fallback : NULL)
+        if (!strcmp(ran, a->name))
+            return 0;
+    char what[96];
+    snprintf(what, sizeof what, "the team says it ran %s", ran);
+    return report(c, what, -1, -1);
 }
 
 /* Buffers big enough for any of the collectives at this size: v-counts reach 2 x bytes from
@@ -379,7 +404,7 @@ static int run_data(rcoll_team_t *team, const job_t *job, int rank, int size)
                                (c + s) % size};
                 if (c % 7 == 3 && rcoll_barrier(team) != RCOLL_OK) /* sequence numbers shared */
                     return status_failed(&call, RCOLL_ERR_INVALID);
-                if (fn(&call, sbuf, rbuf))
+                if (fn(&call, sbuf, rbuf) || ran_as_forced(&call))
                     return 1;
             }
         free(rbuf);
@@ -401,6 +426,11 @@ static int run_barrier(rcoll_team_t *team, const job_t *job, int rank, int size)
             fprintf(stderr, "FAIL barrier %s p=%d: %s\n", job->algo, size, rcoll_team_last_error(team));
             return 1;
         }
+        const char *ran = rcoll_team_last_algorithm(team);
+        if (strcmp(ran, job->algo) && strcmp(ran, "trivial")) {
+            fprintf(stderr, "FAIL barrier %s p=%d: the team says it ran %s\n", job->algo, size, ran);
+            return 1;
+        }
         int seen = atomic_load(&job->arrivals[c]);
         if (seen != size) {
             fprintf(stderr, "FAIL barrier %s p=%d call %d: rank %d left when only %d of %d had "
@@ -413,7 +443,7 @@ static int run_barrier(rcoll_team_t *team, const job_t *job, int rank, int size)
 
 static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
 {
-    const job_t *job = arg;
+    const job_t *all = arg;
     rcoll_context_t *ctx;
     rcoll_team_t *team;
     if (rcoll_context_create(&ctx) != RCOLL_OK)
@@ -423,12 +453,20 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
         fprintf(stderr, "FAIL team creation on rank %d: %s\n", rank, rcoll_strerror(st));
         return 3;
     }
-    if (rcoll_team_force_algorithm(team, job->coll, job->algo) != RCOLL_OK) {
-        fprintf(stderr, "FAIL %s\n", rcoll_team_last_error(team));
-        return 4;
-    }
-    int rc = job->coll == RCOLL_COLL_BARRIER ? run_barrier(team, job, rank, oob->size)
+    int rc = 0;
+    for (int i = 0; i < all->nalgos && !rc; i++) {
+        job_t one = *all;
+        one.algo = all->algos[i];
+        one.arrivals = all->arrivals + i * MAX_CALLS;
+        const job_t *job = &one;
+        if (rcoll_team_force_algorithm(team, job->coll, job->algo) != RCOLL_OK) {
+            fprintf(stderr, "FAIL %s\n", rcoll_team_last_error(team));
+            rc = 4;
+            break;
+        }
+        rc = job->coll == RCOLL_COLL_BARRIER ? run_barrier(team, job, rank, oob->size)
                                              : run_data(team, job, rank, oob->size);
+    }
     rcoll_team_destroy(team);
     rcoll_context_destroy(ctx);
     return rc;
@@ -478,11 +516,14 @@ static void run_one(job_t *job, int np, int nodes, int *passed, int *failed)
     char map[512] = "";
     if (nodes)
         set_node_map(np, nodes, map, sizeof map);
-    memset((void *)job->arrivals, 0, MAX_CALLS * sizeof *job->arrivals);
+    memset((void *)job->arrivals, 0, MAX_ALGOS * MAX_CALLS * sizeof *job->arrivals);
     int bad = rcoll_fork_run(np, rank_main, job, 600);
     const char *wait = getenv("RCOLL_WAIT");
+    char names[512] = "";
+    for (int i = 0, n = 0; i < job->nalgos; i++)
+        n += snprintf(names + n, sizeof names - (size_t)n, "%s%s", i ? "," : "", job->algos[i]);
     printf("%s %s %s p=%d (%d sizes x 2 in-place x %d calls%s%s%s%s)\n", bad ? "FAIL" : "ok",
-           rcoll_coll_name(job->coll), job->algo, np,
+           rcoll_coll_name(job->coll), names, np,
            job->coll == RCOLL_COLL_BARRIER ? 0 : job->nsizes, job->calls, wait ? ", RCOLL_WAIT=" : "",
            wait ? wait : "", map[0] ? ", nodes " : "", map);
     fflush(stdout);
@@ -506,7 +547,7 @@ int main(int argc, char **argv)
     }
     make_template((4u << 20) * 2);
     job_t job = {0};
-    job.arrivals = mmap(NULL, MAX_CALLS * sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    job.arrivals = mmap(NULL, MAX_ALGOS * MAX_CALLS * sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     job.sizes = quick ? quick_sizes : full_sizes;
     job.nsizes = quick ? (int)(sizeof quick_sizes / sizeof *quick_sizes) : (int)(sizeof full_sizes / sizeof *full_sizes);
     job.calls = calls > 0 && calls < MAX_CALLS ? calls : quick ? 10 : MAX_CALLS;
@@ -519,19 +560,16 @@ int main(int argc, char **argv)
             nps[0] = 2, nps[1] = 3, nps[2] = 5;
         }
         for (int c = 0; c < RCOLL_COLL_COUNT; c++) {
-            if (only_coll && !listed(only_coll, rcoll_coll_name((rcoll_coll_t)c)))
+            const rcoll_coll_info_t *ci = rcoll_coll_info((rcoll_coll_t)c);
+            if (only_coll && !listed(only_coll, ci->name))
                 continue;
-            char names[256];
-            rcoll_algo_names((rcoll_coll_t)c, names, sizeof names);
-            char *save = NULL;
-            for (char *a = strtok_r(names, ", ", &save); a; a = strtok_r(NULL, ", ", &save)) {
-                if (only_algo && strcmp(only_algo, a))
-                    continue;
-                job.coll = (rcoll_coll_t)c;
-                job.algo = a;
-                for (int i = 0; i < nnp; i++)
-                    run_one(&job, nps[i], nodes, &passed, &failed);
-            }
+            job.coll = ci->coll;
+            job.nalgos = 0;
+            for (int i = 0; ci->algos[i] && job.nalgos < MAX_ALGOS; i++)
+                if (!only_algo || !strcmp(only_algo, ci->algos[i]->name))
+                    job.algos[job.nalgos++] = ci->algos[i]->name;
+            for (int i = 0; job.nalgos && i < nnp; i++)
+                run_one(&job, nps[i], nodes, &passed, &failed);
         }
     }
     printf("%d passed, %d failed\n", passed, failed);

@@ -1,12 +1,14 @@
 /* Unit tests without processes: every algorithm's peer and step schedule for P = 1..64 checked
- * against a simple reference (who knows what after each step), the selection table, and the
- * parsing of the environment. */
+ * against a simple reference (who knows what after each step), the collective table, the
+ * default selection (the choices of the rule list it replaced, by layout and size), RCOLL_TUNE,
+ * the algorithms' fallbacks, and the parsing of the environment. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll/allgather/blocks.h"
+#include "coll/colls.h"
 #include "coll/schedule.h"
 #include "config/config.h"
 #include "select/select.h"
@@ -174,7 +176,280 @@ static void check_selection(void)
     a = rcoll_select(&cfg, RCOLL_COLL_ALLGATHER, 8, 4, 4, 2, why, sizeof why);
     CHECK(!a && strstr(why, "nonsense") && strstr(why, "recursive_doubling") && strstr(why, "bruck"),
           "bad override must list the valid names: %s", why);
+    CHECK(!rcoll_select(&cfg, RCOLL_COLL_ALLGATHER, 8, 4, 4, 2, NULL, 512), "bad override, no message wanted");
     CHECK(rcoll_algo_find(RCOLL_COLL_BARRIER, "ring") == NULL, "ring is no barrier");
+}
+
+/* The collective table: rows at their values, names both ways, the shared argument checks. */
+static void check_colls(void)
+{
+    char err[256];
+    CHECK(rcoll_select_check_tables(err, sizeof err) == 0, "tables: %s", err);
+    for (int c = 0; c < RCOLL_COLL_COUNT; c++) {
+        const rcoll_coll_info_t *ci = rcoll_coll_info((rcoll_coll_t)c);
+        CHECK(ci && (int)ci->coll == c && rcoll_coll_from_name(ci->name) == c &&
+                  !strcmp(rcoll_coll_name((rcoll_coll_t)c), ci->name) && ci->bytes_is && ci->moves,
+              "collective %d in the table", c);
+    }
+    CHECK(!rcoll_coll_info(RCOLL_COLL_COUNT) && !rcoll_coll_info((rcoll_coll_t)-1) &&
+              rcoll_coll_from_name("reduce") == -1 && !strcmp(rcoll_coll_name(RCOLL_COLL_COUNT), "unknown"),
+          "no collective beyond the table");
+    const rcoll_coll_info_t *ag = rcoll_coll_info(RCOLL_COLL_ALLGATHER), *ga = rcoll_coll_info(RCOLL_COLL_GATHER),
+                            *sc = rcoll_coll_info(RCOLL_COLL_SCATTER), *bc = rcoll_coll_info(RCOLL_COLL_BCAST),
+                            *agv = rcoll_coll_info(RCOLL_COLL_ALLGATHERV);
+    char x[8];
+    CHECK(!ag->rooted && !ag->vform && rcoll_coll_by_bytes(ag) && bc->rooted && bc->one_buffer &&
+              agv->vform && !rcoll_coll_by_bytes(agv) && !rcoll_coll_by_bytes(rcoll_coll_info(RCOLL_COLL_BARRIER)),
+          "rooted, v-form, chosen by size");
+    CHECK(!rcoll_coll_check(ag, 0, 4, 0, x, x, 8) && !rcoll_coll_check(ag, 1, 4, 0, RCOLL_IN_PLACE, x, 8) &&
+              !strcmp(rcoll_coll_check(ag, 0, 4, 0, NULL, x, 8), "NULL buffer") &&
+              !rcoll_coll_check(ag, 0, 4, 0, NULL, NULL, 0), "allgather checks");
+    CHECK(!strcmp(rcoll_coll_check(ga, 0, 4, 4, x, x, 8), "root out of range") &&
+              !strcmp(rcoll_coll_check(ga, 0, 4, -1, x, x, 0), "root out of range") &&
+              !rcoll_coll_check(ga, 1, 4, 0, x, NULL, 8) && !rcoll_coll_check(ga, 0, 4, 0, RCOLL_IN_PLACE, x, 8) &&
+              strstr(rcoll_coll_check(ga, 1, 4, 0, RCOLL_IN_PLACE, NULL, 8), "in place") &&
+              rcoll_coll_check(ga, 0, 4, 0, x, NULL, 8), "gather checks");
+    CHECK(!rcoll_coll_check(sc, 1, 4, 0, NULL, x, 8) && rcoll_coll_check(sc, 0, 4, 0, NULL, x, 8) &&
+              !rcoll_coll_check(sc, 0, 4, 0, x, RCOLL_IN_PLACE, 8) &&
+              rcoll_coll_check(sc, 1, 4, 0, NULL, RCOLL_IN_PLACE, 8) && rcoll_coll_check(sc, 1, 4, 0, x, NULL, 8),
+          "scatter checks");
+    CHECK(!rcoll_coll_check(bc, 2, 4, 1, x, x, 8) && !strcmp(rcoll_coll_check(bc, 2, 4, 1, NULL, NULL, 8), "NULL buffer"),
+          "bcast checks");
+}
+
+/* The default table chooses what the rule list before it chose (compared point by point over
+ * 2e8 calls while both existed), kept as expected names: per collective and layout, teams of
+ * lo..hi ranks, "algo [bound algo]...": the first algorithm up to the first bound (bytes <=
+ * bound), the next one above it, and so on. */
+enum { ONE_NODE, ONE_NODE_CROWDED, NODES, NODES_CROWDED };
+static const struct {
+    rcoll_coll_t coll;
+    int layout, lo, hi;
+    const char *choice;
+} expected_choices[] = {
+    {RCOLL_COLL_BARRIER, ONE_NODE, 2, 600, "dissemination"},
+    {RCOLL_COLL_BARRIER, ONE_NODE_CROWDED, 2, 2, "dissemination"},
+    {RCOLL_COLL_BARRIER, ONE_NODE_CROWDED, 3, 64, "flat_arrival"},
+    {RCOLL_COLL_BARRIER, ONE_NODE_CROWDED, 65, 600, "gather_release"},
+    {RCOLL_COLL_BARRIER, NODES, 2, 8, "gather_release"},
+    {RCOLL_COLL_BARRIER, NODES, 9, 600, "dissemination"},
+    {RCOLL_COLL_BARRIER, NODES_CROWDED, 3, 8, "gather_release"},
+    {RCOLL_COLL_BARRIER, NODES_CROWDED, 9, 600, "dissemination"},
+    {RCOLL_COLL_ALLGATHER, ONE_NODE, 2, 8, "direct_read 8192 direct"},
+    {RCOLL_COLL_ALLGATHER, ONE_NODE, 9, 16, "direct_read 8192 ring"},
+    {RCOLL_COLL_ALLGATHER, ONE_NODE, 17, 600, "bruck 8192 ring"},
+    {RCOLL_COLL_ALLGATHER, ONE_NODE_CROWDED, 2, 8, "direct_read 1048576 direct"},
+    {RCOLL_COLL_ALLGATHER, ONE_NODE_CROWDED, 9, 64, "direct_read 1048576 ring"},
+    {RCOLL_COLL_ALLGATHER, ONE_NODE_CROWDED, 65, 600, "bruck 8192 ring"},
+    {RCOLL_COLL_ALLGATHER, NODES, 2, 8, "gather_bcast 4096 recursive_doubling 65536 direct"},
+    {RCOLL_COLL_ALLGATHER, NODES, 9, 64, "recursive_doubling 65536 direct"},
+    {RCOLL_COLL_ALLGATHER, NODES, 65, 600, "recursive_doubling 65536 ring"},
+    {RCOLL_COLL_ALLGATHER, NODES_CROWDED, 3, 8, "gather_bcast 4096 recursive_doubling 65536 direct"},
+    {RCOLL_COLL_ALLGATHER, NODES_CROWDED, 9, 64, "recursive_doubling 65536 direct"},
+    {RCOLL_COLL_ALLGATHER, NODES_CROWDED, 65, 600, "recursive_doubling 65536 ring"},
+    {RCOLL_COLL_ALLTOALL, ONE_NODE, 2, 16, "direct_read 1024 direct"},
+    {RCOLL_COLL_ALLTOALL, ONE_NODE, 17, 600, "bruck 256 direct"},
+    {RCOLL_COLL_ALLTOALL, ONE_NODE_CROWDED, 2, 64, "direct_read 65536 direct"},
+    {RCOLL_COLL_ALLTOALL, ONE_NODE_CROWDED, 65, 600, "bruck 256 direct"},
+    {RCOLL_COLL_ALLTOALL, NODES, 2, 8, "gather_scatter 8192 direct"},
+    {RCOLL_COLL_ALLTOALL, NODES, 9, 600, "direct"},
+    {RCOLL_COLL_ALLTOALL, NODES_CROWDED, 3, 8, "gather_scatter 8192 direct"},
+    {RCOLL_COLL_ALLTOALL, NODES_CROWDED, 9, 600, "direct"},
+    {RCOLL_COLL_BCAST, ONE_NODE, 2, 3, "direct_read 1048576 knomial"},
+    {RCOLL_COLL_BCAST, ONE_NODE, 4, 8, "direct_read 1048576 scatter_allgather"},
+    {RCOLL_COLL_BCAST, ONE_NODE, 9, 600, "knomial 16384 scatter_allgather"},
+    {RCOLL_COLL_BCAST, ONE_NODE_CROWDED, 2, 64, "direct_read 1048576 scatter_allgather"},
+    {RCOLL_COLL_BCAST, ONE_NODE_CROWDED, 65, 600, "scatter_allgather"},
+    {RCOLL_COLL_BCAST, NODES, 2, 600, "knomial"},
+    {RCOLL_COLL_BCAST, NODES_CROWDED, 3, 600, "knomial"},
+    {RCOLL_COLL_GATHER, ONE_NODE, 2, 64, "direct"},
+    {RCOLL_COLL_GATHER, ONE_NODE, 65, 600, "binomial 256 direct"},
+    {RCOLL_COLL_GATHER, ONE_NODE_CROWDED, 2, 64, "direct"},
+    {RCOLL_COLL_GATHER, ONE_NODE_CROWDED, 65, 600, "binomial 256 direct"},
+    {RCOLL_COLL_GATHER, NODES, 2, 600, "direct"},
+    {RCOLL_COLL_GATHER, NODES_CROWDED, 3, 600, "direct"},
+    {RCOLL_COLL_SCATTER, ONE_NODE, 2, 64, "direct 32768 direct_read"},
+    {RCOLL_COLL_SCATTER, ONE_NODE, 65, 600, "binomial 256 direct"},
+    {RCOLL_COLL_SCATTER, ONE_NODE_CROWDED, 2, 64, "direct_read 512 direct 32768 direct_read"},
+    {RCOLL_COLL_SCATTER, ONE_NODE_CROWDED, 65, 600, "binomial 256 direct"},
+    {RCOLL_COLL_SCATTER, NODES, 2, 600, "direct"},
+    {RCOLL_COLL_SCATTER, NODES_CROWDED, 3, 600, "direct"},
+    {RCOLL_COLL_ALLGATHERV, ONE_NODE, 2, 600, "direct"},
+    {RCOLL_COLL_ALLGATHERV, ONE_NODE_CROWDED, 2, 600, "direct"},
+    {RCOLL_COLL_ALLGATHERV, NODES, 2, 600, "direct"},
+    {RCOLL_COLL_ALLGATHERV, NODES_CROWDED, 3, 600, "direct"},
+    {RCOLL_COLL_ALLTOALLV, ONE_NODE, 2, 600, "direct"},
+    {RCOLL_COLL_ALLTOALLV, ONE_NODE_CROWDED, 2, 600, "direct"},
+    {RCOLL_COLL_ALLTOALLV, NODES, 2, 600, "direct"},
+    {RCOLL_COLL_ALLTOALLV, NODES_CROWDED, 3, 600, "direct"},
+    {RCOLL_COLL_GATHERV, ONE_NODE, 2, 600, "direct"},
+    {RCOLL_COLL_GATHERV, ONE_NODE_CROWDED, 2, 600, "direct"},
+    {RCOLL_COLL_GATHERV, NODES, 2, 600, "direct"},
+    {RCOLL_COLL_GATHERV, NODES_CROWDED, 3, 600, "direct"},
+    {RCOLL_COLL_SCATTERV, ONE_NODE, 2, 600, "direct"},
+    {RCOLL_COLL_SCATTERV, ONE_NODE_CROWDED, 2, 600, "direct"},
+    {RCOLL_COLL_SCATTERV, NODES, 2, 600, "direct"},
+    {RCOLL_COLL_SCATTERV, NODES_CROWDED, 3, 600, "direct"},
+};
+
+static void check_one_choice(const rcoll_config_t *cfg, rcoll_coll_t coll, size_t bytes, int p, int layout,
+                             const char *want)
+{
+    int ppn = layout <= ONE_NODE_CROWDED ? p : layout == NODES ? 1 : 2, cores = layout == ONE_NODE ? p : 1;
+    char why[1024];
+    const rcoll_algo_t *a = rcoll_select(cfg, coll, bytes, p, ppn, cores, NULL, 0);
+    const rcoll_algo_t *b = rcoll_select(cfg, coll, bytes, p, ppn, cores, why, sizeof why);
+    CHECK(a && a == b && !strcmp(a->name, want) && strstr(why, "default rule"),
+          "default %s bytes=%zu p=%d layout %d: %s, expected %s (%s)", rcoll_coll_name(coll), bytes, p, layout,
+          a ? a->name : "none", want, why);
+}
+
+static void check_default_choices(const rcoll_config_t *cfg)
+{
+    for (size_t i = 0; i < sizeof expected_choices / sizeof expected_choices[0]; i++)
+        for (int p = expected_choices[i].lo; p <= expected_choices[i].hi; p++) {
+            char text[128], *save = NULL;
+            snprintf(text, sizeof text, "%s", expected_choices[i].choice);
+            size_t from = 0;
+            for (char *name = strtok_r(text, " ", &save); name;) {
+                char *bound = strtok_r(NULL, " ", &save);
+                size_t upto = bound ? strtoull(bound, NULL, 10) : SIZE_MAX;
+                check_one_choice(cfg, expected_choices[i].coll, from, p, expected_choices[i].layout, name);
+                check_one_choice(cfg, expected_choices[i].coll, upto, p, expected_choices[i].layout, name);
+                from = upto + 1;
+                name = bound ? strtok_r(NULL, " ", &save) : NULL;
+            }
+        }
+}
+
+static rcoll_status_t config_with(const char *var, const char *value, rcoll_config_t *cfg);
+
+/* RCOLL_TUNE: parsed into ranges (the later wins), refused with the bad token named, applied
+ * before RCOLL_<COLL>_ALGO and the defaults. */
+static void check_tune(void)
+{
+    rcoll_config_t cfg;
+    char err[256], why[1024];
+    setenv("RCOLL_TUNE", "allgather:0-8k=direct_read,8k-inf=direct;barrier=dissemination;BCAST:1-2m=knomial", 1);
+    CHECK(rcoll_config_from_env(&cfg, err, sizeof err) == RCOLL_OK && cfg.tune_count == 4, "tune: %s", err);
+    CHECK(cfg.tune[0].coll == RCOLL_COLL_ALLGATHER && cfg.tune[0].lo == 0 && cfg.tune[0].hi == 8192 &&
+              cfg.tune[1].lo == 8192 && cfg.tune[1].hi == RCOLL_TUNE_INF && cfg.tune[2].coll == RCOLL_COLL_BARRIER &&
+              cfg.tune[3].coll == RCOLL_COLL_BCAST && cfg.tune[3].lo == 1 && cfg.tune[3].hi == 2u << 20,
+          "tune ranges");
+    /* several nodes, where the defaults would say gather_bcast / recursive_doubling */
+    const rcoll_algo_t *a = rcoll_select(&cfg, RCOLL_COLL_ALLGATHER, 8191, 4, 1, 2, why, sizeof why);
+    CHECK(a == &rcoll_allgather_direct_read && strstr(why, "user rule RCOLL_TUNE allgather:0-8k=direct_read"),
+          "tune 8191: %s", why);
+    a = rcoll_select(&cfg, RCOLL_COLL_ALLGATHER, 8192, 4, 1, 2, why, sizeof why);
+    CHECK(a == &rcoll_allgather_direct && strstr(why, "8k-inf=direct"), "tune 8192: %s", why);
+    a = rcoll_select(&cfg, RCOLL_COLL_BARRIER, 0, 4, 4, 2, why, sizeof why);
+    CHECK(a == &rcoll_barrier_dissemination && strstr(why, "barrier=dissemination"), "tune barrier: %s", why);
+    a = rcoll_select(&cfg, RCOLL_COLL_BCAST, 0, 4, 4, 2, why, sizeof why);
+    CHECK(a == &rcoll_bcast_direct_read && strstr(why, "default rule"), "tune bcast 0 is outside: %s", why);
+    CHECK(rcoll_select(&cfg, RCOLL_COLL_BCAST, (2u << 20) - 1, 4, 4, 2, NULL, 0) == &rcoll_bcast_knomial &&
+              rcoll_select(&cfg, RCOLL_COLL_BCAST, 2u << 20, 4, 4, 2, NULL, 0) == &rcoll_bcast_scatter_allgather,
+          "tune bcast range end");
+    CHECK(rcoll_tune_names(&cfg, RCOLL_COLL_BCAST) && !rcoll_tune_names(&cfg, RCOLL_COLL_GATHER), "tune names");
+    /* the later range wins; RCOLL_<COLL>_ALGO is coll=algo before RCOLL_TUNE; auto: the defaults */
+    setenv("RCOLL_TUNE", "alltoall=bruck;alltoall:1k-4k=pairwise;gather:0-100=auto", 1);
+    setenv("RCOLL_GATHER_ALGO", "binomial", 1);
+    CHECK(rcoll_config_from_env(&cfg, err, sizeof err) == RCOLL_OK && cfg.tune[2].algo == RCOLL_TUNE_AUTO, "tune 2: %s", err);
+    unsetenv("RCOLL_GATHER_ALGO");
+    CHECK(rcoll_select(&cfg, RCOLL_COLL_ALLTOALL, 1023, 4, 4, 8, NULL, 0) == &rcoll_alltoall_bruck &&
+              rcoll_select(&cfg, RCOLL_COLL_ALLTOALL, 1024, 4, 4, 8, NULL, 0) == &rcoll_alltoall_pairwise &&
+              rcoll_select(&cfg, RCOLL_COLL_ALLTOALL, 4096, 4, 4, 8, NULL, 0) == &rcoll_alltoall_bruck,
+          "tune: the later range wins");
+    a = rcoll_select(&cfg, RCOLL_COLL_GATHER, 99, 4, 4, 8, why, sizeof why);
+    CHECK(a == &rcoll_gather_direct && strstr(why, "=auto") && strstr(why, "default rule"), "tune auto: %s", why);
+    a = rcoll_select(&cfg, RCOLL_COLL_GATHER, 100, 4, 4, 8, why, sizeof why);
+    CHECK(a == &rcoll_gather_binomial && strstr(why, "RCOLL_GATHER_ALGO=binomial"), "tune then env: %s", why);
+    unsetenv("RCOLL_TUNE");
+    /* bad values: the token named, RCOLL_ERR_INVALID */
+    static const struct {
+        const char *value, *token;
+    } bad[] = {
+        {"allgathr=ring", "'allgathr': unknown collective"},
+        {"allgather=rong", "'rong': unknown allgather algorithm"},
+        {"allgather:0-8q=ring", "'8q': not a size"},
+        {"allgather:inf-8k=ring", "'inf': inf cannot start"},
+        {"allgather:8k-4k=ring", "'8k-4k': empty range"},
+        {"allgather:4k-4k=ring", "'4k-4k': empty range"},
+        {"allgather:0-8k", "'0-8k': expected lo-hi=algo"},
+        {"allgather:0-8k=ring,", "'': expected lo-hi=algo"},
+        {"allgather", "'allgather': expected ':' or '='"},
+        {"allgather=ring;;barrier=dissemination", "'': empty entry"},
+        {"allgather=ring;", "'': empty entry"},
+        {"barrier:0-8=dissemination", "barrier takes no ranges"},
+        {"allgatherv:0-1k=direct", "allgatherv takes no ranges"},
+        {"allgather=ring barrier=dissemination", "unknown allgather algorithm"},
+        {" allgather=ring", "unknown collective"},
+        {"allgather:-1-8=ring", "not a size"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("RCOLL_TUNE", bad[i].value, 1);
+        rcoll_status_t st = rcoll_config_from_env(&cfg, err, sizeof err);
+        CHECK(st == RCOLL_ERR_INVALID && !strncmp(err, "RCOLL_TUNE=", 11) && strstr(err, " is not valid: expected ") &&
+                  strstr(err, bad[i].token) && strlen(err) < sizeof err - 1,
+              "bad RCOLL_TUNE=%s: %s", bad[i].value, err);
+    }
+    char many[2048] = "allgather:";
+    for (int i = 0; i < RCOLL_TUNE_MAX + 1; i++)
+        snprintf(many + strlen(many), sizeof many - strlen(many), "%s%d-%d=ring", i ? "," : "", i, i + 1);
+    setenv("RCOLL_TUNE", many, 1);
+    CHECK(rcoll_config_from_env(&cfg, err, sizeof err) == RCOLL_ERR_INVALID && strstr(err, "more than 64"),
+          "too many ranges: %s", err);
+    many[strrchr(many, ',') - many] = '\0';
+    setenv("RCOLL_TUNE", many, 1);
+    CHECK(rcoll_config_from_env(&cfg, err, sizeof err) == RCOLL_OK && cfg.tune_count == RCOLL_TUNE_MAX,
+          "64 ranges: %s", err);
+    unsetenv("RCOLL_TUNE");
+}
+
+/* An algorithm that does not apply to a call gives way to its declared fallback, exactly where
+ * it used to run that one itself. */
+static void check_fallbacks(void)
+{
+    rcoll_tl_t tl;
+    memset(&tl, 0, sizeof tl);
+    tl.inbox_bytes = 1u << 20;
+    tl.zcopy_threshold = 32768;
+    rcoll_args_t a;
+    memset(&a, 0, sizeof a);
+    a.tl = &tl;
+    a.size = 4;
+    const char *why;
+    a.bytes = 1u << 20;
+    CHECK(rcoll_fallback(&rcoll_allgather_direct_read, &a, &why) == &rcoll_allgather_direct_read && !why &&
+              rcoll_fallback(&rcoll_bcast_direct_read, &a, &why) == &rcoll_bcast_direct_read && !why,
+          "direct_read up to the outbox");
+    a.bytes++;
+    CHECK(rcoll_fallback(&rcoll_allgather_direct_read, &a, &why) == &rcoll_allgather_direct && why &&
+              rcoll_fallback(&rcoll_bcast_direct_read, &a, &why) == &rcoll_bcast_scatter_allgather && why,
+          "direct_read beyond the outbox");
+    a.bytes = 1u << 18;
+    CHECK(rcoll_fallback(&rcoll_alltoall_direct_read, &a, &why) == &rcoll_alltoall_direct_read, "alltoall P*m = outbox");
+    a.bytes++;
+    CHECK(rcoll_fallback(&rcoll_alltoall_direct_read, &a, &why) == &rcoll_alltoall_direct && why, "alltoall P*m > outbox");
+    /* scatter: the published path, else single copy, else direct */
+    a.bytes = 32767;
+    CHECK(rcoll_fallback(&rcoll_scatter_direct_read, &a, &why) == &rcoll_scatter_direct_read, "scatter published");
+    a.bytes = 32768;
+    CHECK(rcoll_fallback(&rcoll_scatter_direct_read, &a, &why) == &rcoll_scatter_direct && why, "scatter without CMA");
+    tl.single_copy = true;
+    CHECK(rcoll_fallback(&rcoll_scatter_direct_read, &a, &why) == &rcoll_scatter_direct_read, "scatter with CMA");
+    /* gather_scatter: rows inline or copied into rank 0's inbox */
+    a.bytes = 8192; /* row 32k: at the zero-copy threshold */
+    CHECK(rcoll_fallback(&rcoll_alltoall_gather_scatter, &a, &why) == &rcoll_alltoall_direct && why, "gather_scatter row 32k");
+    a.bytes = 8191;
+    CHECK(rcoll_fallback(&rcoll_alltoall_gather_scatter, &a, &why) == &rcoll_alltoall_gather_scatter && !why,
+          "gather_scatter row below 32k");
+    tl.inbox_bytes = 4 * 4 * 8191 - 1;
+    CHECK(rcoll_fallback(&rcoll_alltoall_gather_scatter, &a, &why) == &rcoll_alltoall_direct, "gather_scatter inbox");
+    a.bytes = 12; /* a row of 48 bytes is inline whatever the inbox */
+    tl.inbox_bytes = 4096;
+    tl.zcopy_threshold = 16;
+    CHECK(rcoll_fallback(&rcoll_alltoall_gather_scatter, &a, &why) == &rcoll_alltoall_gather_scatter, "gather_scatter inline");
+    CHECK(rcoll_fallback(&rcoll_alltoall_bruck, &a, &why) == &rcoll_alltoall_bruck && !why, "no not_for: runs");
 }
 
 static rcoll_status_t config_with(const char *var, const char *value, rcoll_config_t *cfg)
@@ -229,6 +504,13 @@ int main(void)
         check_tree(p, 3);
     }
     check_selection();
+    check_colls();
+    rcoll_config_t cfg;
+    char err[256];
+    CHECK(rcoll_config_from_env(&cfg, err, sizeof err) == RCOLL_OK, "default config: %s", err);
+    check_default_choices(&cfg);
+    check_tune();
+    check_fallbacks();
     check_env();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/colls.h" /* what each collective is: its table */
 #include "rcoll/rcoll_mpi.h"
 
 #define MAX_IMPLS 32
@@ -94,16 +95,21 @@ struct impl_results {
     int n;
 };
 
+/* What a collective is, from rcoll's table of collectives (coll/colls.h). */
 static int is_rooted(rcoll_coll_t c)
 {
-    return c == RCOLL_COLL_BCAST || c == RCOLL_COLL_GATHER || c == RCOLL_COLL_SCATTER ||
-           c == RCOLL_COLL_GATHERV || c == RCOLL_COLL_SCATTERV;
+    return rcoll_coll_info(c)->rooted;
 }
 
 static int is_vform(rcoll_coll_t c)
 {
-    return c == RCOLL_COLL_ALLGATHERV || c == RCOLL_COLL_ALLTOALLV || c == RCOLL_COLL_GATHERV ||
-           c == RCOLL_COLL_SCATTERV;
+    return rcoll_coll_info(c)->vform;
+}
+
+/* Moves data (barrier does not): sizes are measured. */
+static int has_data(rcoll_coll_t c)
+{
+    return rcoll_coll_info(c)->recv.blocks != RCOLL_BLOCKS_NONE;
 }
 
 /* ------------------------------------------------------------------ options */
@@ -117,7 +123,8 @@ static void usage(FILE *f)
         "                   allgatherv, alltoallv, gatherv, scatterv\n"
         "  --impl LIST      implementations, comma separated, measured interleaved in one run:\n"
         "                   native (PMPI_ collective, MPI_BYTE), rcoll (automatic selection),\n"
-        "                   rcoll:<algo> (forced algorithm; skipped if not applicable)\n"
+        "                   rcoll:<algo> (forced algorithm; skipped if unknown; a call it does\n"
+        "                   not apply to runs its fallback, which the algo field names)\n"
         "                   default native,rcoll. List rcoll before rcoll:<algo> so that the\n"
         "                   report can tell the automatic rows from the forced ones.\n"
         "  -m MIN:MAX       size m in bytes, doubling from MIN to MAX; a single N measures only N\n"
@@ -213,7 +220,7 @@ static int parse_colls(const char *s, struct options *o, char *err, size_t errle
     o->ncolls = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         int all = strcmp(tok, "all") == 0, c = rcoll_coll_from_name(tok);
-        if (!all && (c < 0 || c >= RCOLL_COLL_COUNT)) {
+        if (!all && !rcoll_coll_info((rcoll_coll_t)c)) {
             snprintf(err, errlen, "unknown collective '%s'", tok);
             return -1;
         }
@@ -412,7 +419,7 @@ static int warmup_iters(const struct options *o, size_t bytes)
 /* Sizes measured for a collective: barrier has the single size 0. */
 static int next_size(const struct options *o, rcoll_coll_t coll, size_t cur, int first, size_t *out)
 {
-    if (coll == RCOLL_COLL_BARRIER) {
+    if (!has_data(coll)) {
         *out = 0;
         return first;
     }
@@ -430,7 +437,7 @@ static int next_size(const struct options *o, rcoll_coll_t coll, size_t cur, int
 /* Whether iterations of coll are separated by an untimed barrier. */
 static int synced(const struct options *o, rcoll_coll_t coll)
 {
-    if (coll == RCOLL_COLL_BARRIER || o->sync == SYNC_NONE)
+    if (!has_data(coll) || o->sync == SYNC_NONE)
         return 0;
     return o->sync == SYNC_ALL || is_rooted(coll);
 }
@@ -522,54 +529,49 @@ static void layout_free(struct layout *l)
     free(l->irdispls);
 }
 
-/* Fills b->lay for one call of coll with size m (the same for every root). Returns -1 if a count,
- * displacement or extent does not fit in an int (MPI counts). */
+/* Fills b->lay for one call of coll with size m (the same for every root), from what the
+ * collective's table says each rank sends and receives: a block per rank on both sides (block
+ * j to and from rank j: alltoall), on the receiving side (block j from rank j: allgather,
+ * gather), on the sending side (block j to rank j: scatter), or one block (bcast, sent from its
+ * receive buffer). Returns -1 if a count, displacement or extent does not fit in an int (MPI
+ * counts). */
 static int set_layout(struct bench *b, const struct options *o, rcoll_coll_t coll, size_t m)
 {
     struct layout *l = &b->lay;
-    int P = b->size, me = b->rank;
+    const rcoll_coll_info_t *c = rcoll_coll_info(coll);
+    int P = b->size, me = b->rank, v = c->vform;
     memset(l->scounts, 0, (size_t)P * sizeof(size_t));
     memset(l->rcounts, 0, (size_t)P * sizeof(size_t));
     l->nsend = l->nrecv = 0;
     l->send_each = l->recv_each = 0;
-    switch (coll) {
-    case RCOLL_COLL_BARRIER:
-        break;
-    case RCOLL_COLL_ALLGATHER:
-    case RCOLL_COLL_GATHER:
-    case RCOLL_COLL_ALLGATHERV:
-    case RCOLL_COLL_GATHERV:
+    if (c->send.blocks == RCOLL_BLOCKS_EACH && c->recv.blocks == RCOLL_BLOCKS_EACH) {
+        for (int j = 0; j < P; j++) {
+            l->scounts[j] = v ? pair_count(o, me, j, m) : m;
+            l->rcounts[j] = v ? pair_count(o, j, me, m) : m;
+        }
+        l->nsend = l->nrecv = P;
+        l->send_each = l->recv_each = 1;
+    } else if (c->recv.blocks == RCOLL_BLOCKS_EACH) {
         for (int j = 0; j < P; j++)
-            l->rcounts[j] = is_vform(coll) ? rank_count(o, j, m) : m;
+            l->rcounts[j] = v ? rank_count(o, j, m) : m;
         l->scounts[0] = l->rcounts[me];
         l->nsend = 1;
         l->nrecv = P;
         l->recv_each = 1;
-        break;
-    case RCOLL_COLL_ALLTOALL:
-    case RCOLL_COLL_ALLTOALLV:
-        for (int j = 0; j < P; j++) {
-            l->scounts[j] = is_vform(coll) ? pair_count(o, me, j, m) : m;
-            l->rcounts[j] = is_vform(coll) ? pair_count(o, j, me, m) : m;
-        }
-        l->nsend = l->nrecv = P;
-        l->send_each = l->recv_each = 1;
-        break;
-    case RCOLL_COLL_BCAST:
-        l->rcounts[0] = m;
-        l->nrecv = 1;
-        break;
-    case RCOLL_COLL_SCATTER:
-    case RCOLL_COLL_SCATTERV:
+    } else if (c->send.blocks == RCOLL_BLOCKS_EACH) {
         for (int j = 0; j < P; j++)
-            l->scounts[j] = is_vform(coll) ? rank_count(o, j, m) : m;
+            l->scounts[j] = v ? rank_count(o, j, m) : m;
         l->rcounts[0] = l->scounts[me];
         l->nsend = P;
         l->nrecv = 1;
         l->send_each = 1;
-        break;
-    default:
-        break;
+    } else if (c->recv.blocks == RCOLL_BLOCKS_ONE) {
+        l->rcounts[0] = m;
+        l->nrecv = 1;
+        if (!c->one_buffer) {
+            l->scounts[0] = m;
+            l->nsend = 1;
+        }
     }
     size_t so = 0, ro = 0;
     for (int k = 0; k < P; k++) {
@@ -610,18 +612,19 @@ static inline unsigned char pattern(int src, int dst, int iter, size_t j)
 /* Whether this rank's send data matters in this call (scatter: the root's only). */
 static int sends_here(const struct bench *b, rcoll_coll_t coll, int root)
 {
-    return (coll != RCOLL_COLL_SCATTER && coll != RCOLL_COLL_SCATTERV) || b->rank == root;
+    return !rcoll_coll_info(coll)->send.root_only || b->rank == root;
 }
 
 /* Whether this rank receives in this call (gather: the root only). */
 static int receives_here(const struct bench *b, rcoll_coll_t coll, int root)
 {
-    return (coll != RCOLL_COLL_GATHER && coll != RCOLL_COLL_GATHERV) || b->rank == root;
+    return !rcoll_coll_info(coll)->recv.root_only || b->rank == root;
 }
 
+/* Whose data the send blocks are (scatter: the root's). */
 static int send_src(const struct bench *b, rcoll_coll_t coll, int root)
 {
-    return coll == RCOLL_COLL_SCATTER || coll == RCOLL_COLL_SCATTERV ? root : b->rank;
+    return rcoll_coll_info(coll)->send.root_only ? root : b->rank;
 }
 
 static void fill_pattern(unsigned char *p, size_t n, int src, int dst, int iter)
@@ -630,8 +633,8 @@ static void fill_pattern(unsigned char *p, size_t n, int src, int dst, int iter)
         p[j] = pattern(src, dst, iter, j);
 }
 
-/* Prepares one checked call: send blocks set, receive buffer (and its guard) zeroed, the bcast
- * root's message set. */
+/* Prepares one checked call: send blocks set, receive buffer (and its guard) zeroed, the root's
+ * message set where it sends from its receive buffer (bcast). */
 static void fill_call(const struct bench *b, rcoll_coll_t coll, int root, int iter, unsigned char *s,
                       unsigned char *r)
 {
@@ -641,7 +644,7 @@ static void fill_call(const struct bench *b, rcoll_coll_t coll, int root, int it
         for (int k = 0; k < l->nsend; k++)
             fill_pattern(s + l->sdispls[k], l->scounts[k], send_src(b, coll, root),
                          l->send_each ? k : ANY_DST, iter);
-    if (coll == RCOLL_COLL_BCAST && b->rank == root)
+    if (rcoll_coll_info(coll)->one_buffer && b->rank == root)
         fill_pattern(r, l->rcounts[0], root, ANY_DST, iter);
 }
 
@@ -811,7 +814,7 @@ static double one_iteration(struct bench *b, const struct options *o, rcoll_coll
 {
     const struct layout *l = &b->lay;
     unsigned char *s = b->sendbuf, *r = b->recvbuf;
-    int data = coll != RCOLL_COLL_BARRIER;
+    int data = has_data(coll);
     int root = root_of(b, o, coll, iter);
     if (data && o->no_reuse) {
         s = xmalloc(b, l->sbytes + GUARD);
@@ -853,8 +856,10 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* The keys every record starts with: coll, impl, algo, np, ppn, bytes, then root (rooted
- * collectives: a rank or "rotate"), skewed (v-forms) and forced (rcoll). */
+/* The keys every record starts with: coll, impl, algo (what ran: a forced algorithm that does
+ * not apply to a call gives way to its fallback, named here), np, ppn, bytes, then root
+ * (rooted collectives: a rank or "rotate"), skewed (v-forms), forced (rcoll) and forced_algo
+ * (the algorithm asked for, when forced). */
 static void json_head(const struct bench *b, const struct options *o, rcoll_coll_t coll,
                       const struct impl *im, const char *algo, size_t bytes)
 {
@@ -874,6 +879,10 @@ static void json_head(const struct bench *b, const struct options *o, rcoll_coll
         fprintf(f, ",\"skewed\":%s", o->skewed ? "true" : "false");
     if (im->kind == IMPL_RCOLL)
         fprintf(f, ",\"forced\":%s", im->algo[0] ? "true" : "false");
+    if (im->kind == IMPL_RCOLL && im->algo[0]) {
+        fprintf(f, ",\"forced_algo\":");
+        json_string(f, im->algo);
+    }
     fprintf(f, ",\"sync\":%s", synced(o, coll) ? "true" : "false");
 }
 
@@ -1144,7 +1153,7 @@ static int measure(struct bench *b, const struct options *o, rcoll_coll_t coll, 
 static void run_coll(struct bench *b, struct options *o, rcoll_coll_t coll)
 {
     struct impl_results ir[MAX_IMPLS];
-    int maxrows = 2 + (coll == RCOLL_COLL_BARRIER ? 0 : 64);
+    int maxrows = 2 + (has_data(coll) ? 64 : 0);
     for (int k = 0; k < o->nimpls; k++) {
         ir[k].rows = xmalloc(b, sizeof(struct result) * (size_t)maxrows);
         ir[k].n = 0;
@@ -1191,7 +1200,7 @@ static void setup(struct bench *b, const struct options *o)
     size_t maxs = 0, maxr = 0;
     for (int k = 0; k < o->ncolls; k++) {
         /* the extents grow with the size: the largest is at max_bytes */
-        if (set_layout(b, o, o->colls[k], o->colls[k] == RCOLL_COLL_BARRIER ? 0 : o->max_bytes))
+        if (set_layout(b, o, o->colls[k], has_data(o->colls[k]) ? o->max_bytes : 0))
             die(b, "-m MAX %zu is too large for %s at np=%d: a count or extent exceeds INT_MAX",
                 o->max_bytes, rcoll_coll_name(o->colls[k]), b->size);
         if (b->lay.sbytes > maxs)

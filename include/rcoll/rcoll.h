@@ -168,6 +168,9 @@ RCOLL_API const char *rcoll_explain(rcoll_context_t *ctx, rcoll_coll_t coll, siz
                           int ppn, char *why, size_t why_len);
 /* Writes the algorithm registry (name, collective, constraints, description) to `buf`. */
 RCOLL_API void rcoll_list_algorithms(char *buf, size_t len);
+/* Writes the network channels this build has, as RCOLL_NET names them ("ucx, ofi"; "" if none:
+ * then a team must stay on one node). */
+RCOLL_API void rcoll_network_channels(char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -50,6 +50,14 @@ typedef struct rcoll_algo {
     /* Optional, before the rank enters the collective: set `target` (and `tmp`) when peers
      * must write somewhere else than recvbuf (a tree's staging buffer). */
     rcoll_status_t (*prepare)(rcoll_args_t *args);
+    /* Optional: why the algorithm cannot run this call (a short phrase), NULL when it can. The
+     * run path (core/team.c) then runs `fallback` instead, and names that one as what ran: an
+     * algorithm never runs another itself. It may read only what every rank of the call
+     * agrees on (bytes of the forms without v, team size, the transport's thresholds and
+     * capabilities, which are the same on every rank), so that every rank falls back alike. */
+    const char *(*not_for)(const rcoll_args_t *args);
+    const struct rcoll_algo *fallback; /* same collective; required with not_for */
+    const char *limits; /* not_for in words, for rcoll-info --list ("blocks up to ...") */
 } rcoll_algo_t;
 
 /* Every algorithm, by collective (defined in its own file). */

@@ -15,6 +15,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "coll/colls.h" /* the collectives and their algorithms' names (RCOLL_TUNE) */
+
 int rcoll_parse_size(const char *text, size_t *out)
 {
     if (!isdigit((unsigned char)text[0])) /* no sign, no space: strtoull takes " -1" as 2^64-1 */
@@ -122,7 +124,6 @@ static rcoll_status_t read_choices(rcoll_config_t *cfg, char *err, size_t err_le
     static const char *const logs[] = {"error", "warn", "info", "debug"};
     static const char *const cmas[] = {"auto", "1", "off", "0"};
     static const char *const puts[] = {"auto", "am", "rma"};
-    static const char *const nets[] = {"auto", "ucx", "ofi"};
     int c;
     rcoll_status_t st = read_choice("RCOLL_WAIT", waits, 4, "spin, yield, block or auto", &c, err, err_len);
     if (st == RCOLL_OK && c >= 0)
@@ -136,9 +137,6 @@ static rcoll_status_t read_choices(rcoll_config_t *cfg, char *err, size_t err_le
     if (st == RCOLL_OK && (st = read_choice("RCOLL_UCX_PUT", puts, 3, "am, rma or auto", &c, err,
                                             err_len)) == RCOLL_OK && c >= 0)
         cfg->ucx_put = (rcoll_ucx_put_t)c;
-    if (st == RCOLL_OK && (st = read_choice("RCOLL_NET", nets, 3, "ucx, ofi or auto", &c, err,
-                                            err_len)) == RCOLL_OK && c >= 0)
-        cfg->net = (rcoll_net_choice_t)c;
     return st;
 }
 
@@ -266,7 +264,19 @@ static rcoll_status_t read_strings(rcoll_config_t *cfg, char *err, size_t err_le
             snprintf(cfg->algo[c], RCOLL_ALGO_NAME_MAX, "%s", v);
         }
     }
-    const char *v = getenv("RCOLL_NODE_MAP");
+    const char *v = getenv("RCOLL_NET");
+    if (v && *v && strcasecmp(v, "auto") != 0) { /* which channels exist: src/net/net.c */
+        size_t len = strlen(v);
+        int ok = len < RCOLL_NET_NAME_MAX;
+        for (size_t i = 0; ok && i < len; i++)
+            ok = isalnum((unsigned char)v[i]) != 0 || v[i] == '_';
+        if (!ok)
+            return bad_value(err, err_len, "RCOLL_NET", v, "auto or the name of a network channel "
+                             "(rcoll-info --list shows those built in)");
+        for (size_t i = 0; i <= len; i++)
+            cfg->net[i] = (char)tolower((unsigned char)v[i]);
+    }
+    v = getenv("RCOLL_NODE_MAP");
     if (v && *v) {
         if (strlen(v) >= RCOLL_NODE_MAP_MAX || !node_map_syntax_ok(v))
             return bad_value(err, err_len, "RCOLL_NODE_MAP", v,
@@ -274,6 +284,147 @@ static rcoll_status_t read_strings(rcoll_config_t *cfg, char *err, size_t err_le
         snprintf(cfg->node_map, sizeof cfg->node_map, "%s", v);
     }
     return RCOLL_OK;
+}
+
+/* ---- RCOLL_TUNE ---- */
+
+/* A token of RCOLL_TUNE as its error shows it: at most 20 characters, printable. */
+static const char *show_token(const char *start, size_t len, char out[32])
+{
+    size_t n = 0, i = 0;
+    for (; i < len && n < 20; i++) {
+        unsigned char c = (unsigned char)start[i];
+        if (c >= 0x20 && c < 0x7f)
+            out[n++] = (char)c;
+        else
+            n += (size_t)snprintf(out + n, 32 - n, "\\x%02x", c);
+    }
+    snprintf(out + n, 32 - n, "%s", i < len ? "..." : "");
+    return out;
+}
+
+typedef struct {
+    const char *value; /* the whole variable, for the message */
+    char *scratch;     /* a token, NUL-terminated (as long as the value) */
+    char *err;
+    size_t err_len;
+} tune_parse_t;
+
+static rcoll_status_t tune_error(const tune_parse_t *t, const char *start, size_t len,
+                                 const char *why)
+{
+    char shown[RCOLL_SHOWN_MAX], token[32];
+    snprintf(t->err, t->err_len,
+             "RCOLL_TUNE=%s is not valid: expected coll=algo or coll:lo-hi=algo,... split by ';'; "
+             "at '%s': %s", rcoll_config_show(t->value, shown), show_token(start, len, token), why);
+    return RCOLL_ERR_INVALID;
+}
+
+static const char *token(const tune_parse_t *t, const char *start, size_t len)
+{
+    memcpy(t->scratch, start, len);
+    t->scratch[len] = '\0';
+    return t->scratch;
+}
+
+/* One range [lo, hi) of `c` for the algorithm named at algo/len. */
+static rcoll_status_t tune_add(rcoll_config_t *cfg, const tune_parse_t *t, const rcoll_coll_info_t *c,
+                               size_t lo, size_t hi, const char *algo, size_t len)
+{
+    const char *name = token(t, algo, len);
+    int index = strcasecmp(name, "auto") == 0 ? RCOLL_TUNE_AUTO : rcoll_coll_algo_index(c, name);
+    if (index == -1 && strcasecmp(name, "auto") != 0) {
+        char why[64];
+        snprintf(why, sizeof why, "unknown %s algorithm", c->name);
+        return tune_error(t, algo, len, why);
+    }
+    if (cfg->tune_count == RCOLL_TUNE_MAX)
+        return tune_error(t, algo, len, "more than 64 ranges in all");
+    rcoll_tune_range_t *r = &cfg->tune[cfg->tune_count++];
+    r->coll = (int)c->coll;
+    r->algo = index;
+    r->lo = lo;
+    r->hi = hi;
+    return RCOLL_OK;
+}
+
+/* `lo-hi=algo`, the range at start/len of the collective `c`. */
+static rcoll_status_t tune_range(rcoll_config_t *cfg, const tune_parse_t *t, const rcoll_coll_info_t *c,
+                                 const char *start, size_t len)
+{
+    const char *end = start + len, *dash = memchr(start, '-', len);
+    const char *eq = dash ? memchr(dash, '=', (size_t)(end - dash)) : NULL;
+    if (!eq)
+        return tune_error(t, start, len, "expected lo-hi=algo");
+    size_t lo, hi, lo_len = (size_t)(dash - start), hi_len = (size_t)(eq - dash - 1);
+    const char *text = token(t, start, lo_len);
+    if (strcasecmp(text, "inf") == 0)
+        return tune_error(t, start, lo_len, "inf cannot start a range");
+    if (rcoll_parse_size(text, &lo))
+        return tune_error(t, start, lo_len, "not a size (such as 0, 512, 8k, 1m)");
+    text = token(t, dash + 1, hi_len);
+    if (strcasecmp(text, "inf") == 0)
+        hi = RCOLL_TUNE_INF;
+    else if (rcoll_parse_size(text, &hi))
+        return tune_error(t, dash + 1, hi_len, "not a size (such as 512, 8k, 1m, inf)");
+    if (lo >= hi)
+        return tune_error(t, start, (size_t)(eq - start), "empty range: lo must be below hi");
+    return tune_add(cfg, t, c, lo, hi, eq + 1, (size_t)(end - eq - 1));
+}
+
+/* `coll=algo` or `coll:range,range...`, the entry at start/len. */
+static rcoll_status_t tune_entry(rcoll_config_t *cfg, const tune_parse_t *t, const char *start, size_t len)
+{
+    size_t name_len = 0;
+    while (name_len < len && start[name_len] != ':' && start[name_len] != '=')
+        name_len++;
+    if (name_len == len)
+        return tune_error(t, start, len, len ? "expected ':' or '=' after a collective"
+                                              : "empty entry");
+    const rcoll_coll_info_t *c = rcoll_coll_info_by_name(token(t, start, name_len));
+    if (!c)
+        return tune_error(t, start, name_len, "unknown collective");
+    const char *rest = start + name_len + 1, *end = start + len;
+    if (start[name_len] == '=')
+        return tune_add(cfg, t, c, 0, RCOLL_TUNE_INF, rest, (size_t)(end - rest));
+    if (!rcoll_coll_by_bytes(c)) { /* barrier, the v-forms: chosen without a size */
+        char why[64];
+        snprintf(why, sizeof why, "%s takes no ranges: give %s=ALGO", c->name, c->name);
+        return tune_error(t, rest, (size_t)(end - rest), why);
+    }
+    for (const char *r = rest;;) {
+        const char *comma = memchr(r, ',', (size_t)(end - r));
+        const char *stop = comma ? comma : end;
+        rcoll_status_t st = tune_range(cfg, t, c, r, (size_t)(stop - r));
+        if (st != RCOLL_OK || !comma)
+            return st;
+        r = comma + 1;
+    }
+}
+
+/* RCOLL_TUNE: selection rules by size range (select/select.c applies them; docs/tuning.md). */
+static rcoll_status_t read_tune(rcoll_config_t *cfg, char *err, size_t err_len)
+{
+    const char *v = getenv("RCOLL_TUNE");
+    if (!v || !*v)
+        return RCOLL_OK;
+    size_t len = strlen(v);
+    tune_parse_t t = {v, malloc(len + 1), err, err_len};
+    if (!t.scratch) {
+        snprintf(err, err_len, "RCOLL_TUNE: out of memory");
+        return RCOLL_ERR_NOMEM;
+    }
+    rcoll_status_t st = RCOLL_OK;
+    for (const char *e = v; st == RCOLL_OK;) {
+        const char *semi = strchr(e, ';');
+        size_t n = semi ? (size_t)(semi - e) : strlen(e);
+        st = tune_entry(cfg, &t, e, n);
+        if (!semi)
+            break;
+        e = semi + 1;
+    }
+    free(t.scratch);
+    return st;
 }
 
 static int online_cores(void)
@@ -299,7 +450,6 @@ rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_
     cfg->log_level = RCOLL_LOG_WARN;
     cfg->cma = RCOLL_CMA_AUTO;
     cfg->ucx_put = RCOLL_UCX_PUT_AUTO;
-    cfg->net = RCOLL_NET_AUTO;
     cfg->cores = online_cores();
     cfg->spin_iters = cfg->yield_iters = -1;
     err[0] = '\0';
@@ -308,5 +458,7 @@ rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_
         st = read_numbers(cfg, err, err_len);
     if (st == RCOLL_OK)
         st = read_strings(cfg, err, err_len);
+    if (st == RCOLL_OK)
+        st = read_tune(cfg, err, err_len);
     return st;
 }

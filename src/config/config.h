@@ -4,19 +4,33 @@
 #define RCOLL_CONFIG_CONFIG_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "rcoll/rcoll.h"
 
 typedef enum { RCOLL_WAIT_AUTO, RCOLL_WAIT_SPIN, RCOLL_WAIT_YIELD, RCOLL_WAIT_BLOCK } rcoll_wait_mode_t;
 typedef enum { RCOLL_LOG_ERROR = 0, RCOLL_LOG_WARN, RCOLL_LOG_INFO, RCOLL_LOG_DEBUG } rcoll_log_level_t;
 typedef enum { RCOLL_CMA_AUTO, RCOLL_CMA_OFF } rcoll_cma_mode_t;
 typedef enum { RCOLL_UCX_PUT_AUTO, RCOLL_UCX_PUT_AM, RCOLL_UCX_PUT_RMA } rcoll_ucx_put_t;
-typedef enum { RCOLL_NET_AUTO, RCOLL_NET_USE_UCX, RCOLL_NET_USE_OFI } rcoll_net_choice_t;
+/* The longest network channel name RCOLL_NET takes. */
+#define RCOLL_NET_NAME_MAX 16
 
 #define RCOLL_ALGO_NAME_MAX 48
 #define RCOLL_NODE_MAP_MAX 4096
 #define RCOLL_INBOX_BYTES_MAX (1ull << 30) /* 4 of them per rank are mapped (parities, outbox) */
 #define RCOLL_TIMEOUT_MAX 1e9             /* seconds: timeout_s * 1e9 fits a uint64_t */
 #define RCOLL_SHOWN_MAX 100               /* a value as quoted in a message (rcoll_config_show) */
+#define RCOLL_TUNE_MAX 64                 /* ranges RCOLL_TUNE may give, all entries together */
+#define RCOLL_TUNE_INF SIZE_MAX           /* a range's `inf`: no upper bound */
+#define RCOLL_TUNE_AUTO (-1)              /* a range's algorithm `auto`: the default rules */
+
+/* One range of RCOLL_TUNE: calls of `coll` whose size (the bytes the selection keys on) is
+ * lo <= bytes < hi (hi RCOLL_TUNE_INF: no bound) run algorithm `algo`, an index into the
+ * collective's algorithms (coll/colls.h), or RCOLL_TUNE_AUTO. `coll=algo` is 0-inf. */
+typedef struct {
+    int coll;
+    int algo;
+    size_t lo, hi;
+} rcoll_tune_range_t;
 
 typedef struct {
     rcoll_wait_mode_t wait_mode;     /* RCOLL_WAIT=spin|yield|block|auto */
@@ -33,8 +47,10 @@ typedef struct {
     rcoll_log_level_t log_level;     /* RCOLL_LOG=error|warn|info|debug */
     rcoll_cma_mode_t cma;            /* RCOLL_CMA=0 forces the copy-through-shm fallback */
     rcoll_ucx_put_t ucx_put;         /* RCOLL_UCX_PUT=am|rma|auto: single copies to other nodes */
-    rcoll_net_choice_t net;          /* RCOLL_NET=auto|ucx|ofi: the network channel to other nodes */
+    char net[RCOLL_NET_NAME_MAX];    /* RCOLL_NET: a network channel's name (src/net/net.c), "" = auto */
     char algo[RCOLL_COLL_COUNT][RCOLL_ALGO_NAME_MAX]; /* RCOLL_<COLL>_ALGO, "" = auto */
+    int tune_count;                  /* RCOLL_TUNE: its ranges in the order given (a later one */
+    rcoll_tune_range_t tune[RCOLL_TUNE_MAX]; /* wins where they overlap; select/select.c) */
     char node_map[RCOLL_NODE_MAP_MAX]; /* RCOLL_NODE_MAP=0,0,1,1 */
     int ppn;                         /* RCOLL_PPN: ranks per node when emulating nodes (0: off) */
     long spin_iters;                 /* RCOLL_SPIN_ITERS: polls before yielding (-1: by policy) */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "coll/colls.h"
 #include "core/team.h"
 
 static rcoll_status_t bad(struct rcoll_team *t, const char *coll, const char *what)
@@ -12,9 +13,14 @@ static rcoll_status_t bad(struct rcoll_team *t, const char *coll, const char *wh
     return rcoll_team_error(t, RCOLL_ERR_INVALID, "%s: %s", coll, what);
 }
 
-static int bad_root(const struct rcoll_team *t, int root)
+/* What the collective table checks for every collective (coll/colls.h): the root, and for the
+ * forms without v this rank's buffers. */
+static rcoll_status_t check(struct rcoll_team *t, rcoll_coll_t coll, int root, const void *sendbuf,
+                            const void *recvbuf, size_t bytes)
 {
-    return root < 0 || root >= t->size;
+    const rcoll_coll_info_t *c = rcoll_coll_info(coll);
+    const char *why = rcoll_coll_check(c, t->rank, t->size, root, sendbuf, recvbuf, bytes);
+    return why ? bad(t, c->name, why) : RCOLL_OK;
 }
 
 static void copy_block(void *to, const void *from, size_t bytes)
@@ -55,8 +61,9 @@ rcoll_status_t rcoll_allgather(rcoll_team_t *t, const void *sendbuf, void *recvb
 {
     if (!t)
         return RCOLL_ERR_INVALID;
-    if (bytes && (!recvbuf || !sendbuf))
-        return bad(t, "allgather", "NULL buffer");
+    rcoll_status_t st = check(t, RCOLL_COLL_ALLGATHER, 0, sendbuf, recvbuf, bytes);
+    if (st != RCOLL_OK)
+        return st;
     if (bytes && sendbuf != RCOLL_IN_PLACE)
         copy_block((char *)recvbuf + (size_t)t->rank * bytes, sendbuf, bytes);
     if (t->size == 1 || bytes == 0) /* nothing to move: every rank knows it, no exchange */
@@ -72,8 +79,9 @@ rcoll_status_t rcoll_alltoall(rcoll_team_t *t, const void *sendbuf, void *recvbu
 {
     if (!t)
         return RCOLL_ERR_INVALID;
-    if (bytes && (!recvbuf || !sendbuf))
-        return bad(t, "alltoall", "NULL buffer");
+    rcoll_status_t st = check(t, RCOLL_COLL_ALLTOALL, 0, sendbuf, recvbuf, bytes);
+    if (st != RCOLL_OK)
+        return st;
     size_t total = (size_t)t->size * bytes;
     if (bytes && sendbuf == RCOLL_IN_PLACE && t->size > 1) {
         void *copy = rcoll_team_tmp(t, RCOLL_TMP_INPLACE, total);
@@ -98,10 +106,9 @@ rcoll_status_t rcoll_bcast(rcoll_team_t *t, void *buf, size_t bytes, int root)
 {
     if (!t)
         return RCOLL_ERR_INVALID;
-    if (bad_root(t, root))
-        return bad(t, "bcast", "root out of range");
-    if (bytes && !buf)
-        return bad(t, "bcast", "NULL buffer");
+    rcoll_status_t st = check(t, RCOLL_COLL_BCAST, root, buf, buf, bytes);
+    if (st != RCOLL_OK)
+        return st;
     if (t->size == 1 || bytes == 0)
         return rcoll_team_skip(t);
     rcoll_args_t a = {0};
@@ -116,11 +123,10 @@ rcoll_status_t rcoll_gather(rcoll_team_t *t, const void *sendbuf, void *recvbuf,
 {
     if (!t)
         return RCOLL_ERR_INVALID;
-    if (bad_root(t, root))
-        return bad(t, "gather", "root out of range");
+    rcoll_status_t st = check(t, RCOLL_COLL_GATHER, root, sendbuf, recvbuf, bytes);
+    if (st != RCOLL_OK)
+        return st;
     int am_root = t->rank == root;
-    if (bytes && (!sendbuf || (am_root && !recvbuf) || (!am_root && sendbuf == RCOLL_IN_PLACE)))
-        return bad(t, "gather", "NULL buffer (or in place on a rank that is not the root)");
     if (am_root && bytes) {
         char *mine = (char *)recvbuf + (size_t)root * bytes;
         if (sendbuf != RCOLL_IN_PLACE)
@@ -141,11 +147,10 @@ rcoll_status_t rcoll_scatter(rcoll_team_t *t, const void *sendbuf, void *recvbuf
 {
     if (!t)
         return RCOLL_ERR_INVALID;
-    if (bad_root(t, root))
-        return bad(t, "scatter", "root out of range");
+    rcoll_status_t st = check(t, RCOLL_COLL_SCATTER, root, sendbuf, recvbuf, bytes);
+    if (st != RCOLL_OK)
+        return st;
     int am_root = t->rank == root;
-    if (bytes && (!recvbuf || (am_root && !sendbuf) || (!am_root && recvbuf == RCOLL_IN_PLACE)))
-        return bad(t, "scatter", "NULL buffer (or in place on a rank that is not the root)");
     if (am_root && bytes) {
         const char *mine = (const char *)sendbuf + (size_t)root * bytes;
         if (recvbuf != RCOLL_IN_PLACE)
@@ -235,8 +240,9 @@ rcoll_status_t rcoll_gatherv(rcoll_team_t *t, const void *sendbuf, size_t sendby
 {
     if (!t)
         return RCOLL_ERR_INVALID;
-    if (bad_root(t, root))
-        return bad(t, "gatherv", "root out of range");
+    rcoll_status_t st = check(t, RCOLL_COLL_GATHERV, root, NULL, NULL, 0);
+    if (st != RCOLL_OK)
+        return st;
     int am_root = t->rank == root;
     if (am_root && (!counts || !displs))
         return bad(t, "gatherv", "NULL counts or displacements at the root");
@@ -273,8 +279,9 @@ rcoll_status_t rcoll_scatterv(rcoll_team_t *t, const void *sendbuf, const size_t
 {
     if (!t)
         return RCOLL_ERR_INVALID;
-    if (bad_root(t, root))
-        return bad(t, "scatterv", "root out of range");
+    rcoll_status_t st = check(t, RCOLL_COLL_SCATTERV, root, NULL, NULL, 0);
+    if (st != RCOLL_OK)
+        return st;
     int am_root = t->rank == root;
     if (am_root && (!counts || !displs))
         return bad(t, "scatterv", "NULL counts or displacements at the root");

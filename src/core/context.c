@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "core/team.h"
-#include "select/select.h"
 
 rcoll_status_t rcoll_context_create(rcoll_context_t **out)
 {
@@ -72,22 +71,8 @@ const char *rcoll_strerror(rcoll_status_t status)
     return "unknown error";
 }
 
-static const char *const coll_names[RCOLL_COLL_COUNT] = {
-    "barrier", "allgather", "alltoall", "bcast", "gather", "scatter",
-    "allgatherv", "alltoallv", "gatherv", "scatterv"};
-
-const char *rcoll_coll_name(rcoll_coll_t coll)
-{
-    return (unsigned)coll < RCOLL_COLL_COUNT ? coll_names[coll] : "unknown";
-}
-
-int rcoll_coll_from_name(const char *name)
-{
-    for (int c = 0; c < RCOLL_COLL_COUNT; c++)
-        if (strcasecmp(name, coll_names[c]) == 0)
-            return c;
-    return -1;
-}
+/* rcoll_coll_name, rcoll_coll_from_name: the collective table (coll/colls.c); rcoll_explain,
+ * rcoll_list_algorithms: the selection (select/select.c). */
 
 /* One fprintf per line: stdio locks the stream, so lines of threads logging at once never mix. */
 void rcoll_log(const rcoll_context_t *ctx, rcoll_log_level_t level, const char *fmt, ...)
@@ -101,32 +86,4 @@ void rcoll_log(const rcoll_context_t *ctx, rcoll_log_level_t level, const char *
     vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
     fprintf(stderr, "%s\n", line);
-}
-
-const char *rcoll_explain(rcoll_context_t *ctx, rcoll_coll_t coll, size_t bytes, int team_size,
-                          int ppn, char *why, size_t why_len)
-{
-    if ((unsigned)coll >= RCOLL_COLL_COUNT || team_size < 1 || ppn < 1) {
-        snprintf(why, why_len, "invalid query (collective, size >= 1 and ppn >= 1 needed)");
-        return NULL;
-    }
-    const rcoll_algo_t *a = rcoll_select(&ctx->cfg, coll, bytes, team_size, ppn, ctx->cfg.cores, why, why_len);
-    return a ? a->name : NULL;
-}
-
-void rcoll_list_algorithms(char *buf, size_t len)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int c = 0; c < RCOLL_COLL_COUNT && used < len; c++) {
-        char names[256];
-        rcoll_algo_names((rcoll_coll_t)c, names, sizeof names);
-        used += (size_t)snprintf(buf + used, len - used, "%s:\n", coll_names[c]);
-        char *save = NULL;
-        for (char *n = strtok_r(names, ", ", &save); n && used < len; n = strtok_r(NULL, ", ", &save)) {
-            const rcoll_algo_t *a = rcoll_algo_find((rcoll_coll_t)c, n);
-            used += (size_t)snprintf(buf + used, len - used, "  %-20s %s; any team size, any bytes, in-place\n",
-                                     a->name, a->summary);
-        }
-    }
 }

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
+#include "coll/colls.h"
 #include "core/team.h"
 #include "select/select.h"
 #include "transport/transport.h"
@@ -203,12 +205,14 @@ static rcoll_status_t assign_nodes(struct rcoll_team *t, const rank_info_t *info
     return RCOLL_OK;
 }
 
-/* RCOLL_<COLL>_ALGO, resolved once. A bad name stays unresolved: the selection then reports
- * it, with the valid names, at every call of that collective. */
+/* RCOLL_<COLL>_ALGO, resolved once, unless RCOLL_TUNE names the collective (its ranges come
+ * first: the selection then weighs both at every call it does not find in its cache). A bad
+ * name stays unresolved: the selection then reports it, with the valid names, at every call
+ * of that collective. */
 static void resolve_overrides(struct rcoll_team *t)
 {
     for (int c = 0; c < RCOLL_COLL_COUNT; c++)
-        if (t->ctx->cfg.algo[c][0])
+        if (t->ctx->cfg.algo[c][0] && !rcoll_tune_names(&t->ctx->cfg, (rcoll_coll_t)c))
             t->forced[c] = rcoll_algo_find((rcoll_coll_t)c, t->ctx->cfg.algo[c]);
 }
 
@@ -394,7 +398,7 @@ const char *rcoll_team_last_error(const rcoll_team_t *t) { return t->last_error;
 
 rcoll_status_t rcoll_team_force_algorithm(rcoll_team_t *t, rcoll_coll_t coll, const char *name)
 {
-    if ((unsigned)coll >= RCOLL_COLL_COUNT)
+    if (!rcoll_coll_info(coll))
         return rcoll_team_error(t, RCOLL_ERR_INVALID, "unknown collective %d", (int)coll);
     if (!name || !name[0] || strcmp(name, "auto") == 0) {
         t->forced[coll] = NULL;
@@ -413,60 +417,52 @@ rcoll_status_t rcoll_team_force_algorithm(rcoll_team_t *t, rcoll_coll_t coll, co
 
 /* ---- collectives ---- */
 
-static const rcoll_algo_t *choose(struct rcoll_team *t, rcoll_coll_t coll, size_t bytes)
+/* The algorithm chosen for the call (before any fallback: rcoll_team_run), `why` filled when
+ * it is not NULL (the log at RCOLL_LOG=info); NULL with the team's error on a bad override. */
+static const rcoll_algo_t *choose(struct rcoll_team *t, const rcoll_coll_info_t *c, size_t bytes,
+                                  char *why, size_t why_len)
 {
-    const rcoll_algo_t *a = t->forced[coll];
-    if (t->ctx->cfg.log_level < RCOLL_LOG_INFO) {
-        if (a)
-            return a;
-        if (t->chosen[coll].algo && t->chosen[coll].bytes == bytes) /* the same as last time */
-            return t->chosen[coll].algo;
-        a = rcoll_select(&t->ctx->cfg, coll, bytes, t->size, t->ppn_max, t->node_cores, NULL, 0);
-        t->chosen[coll].bytes = bytes;
-        t->chosen[coll].algo = a;
-        if (a)
-            return a;
+    const rcoll_algo_t *a = t->forced[c->coll];
+    const rcoll_config_t *cfg = &t->ctx->cfg;
+    if (a && why) {
+        /* From RCOLL_<COLL>_ALGO (resolved once) or rcoll_team_force_algorithm. */
+        if (cfg->algo[c->coll][0] && strcasecmp(cfg->algo[c->coll], a->name) == 0)
+            rcoll_select(cfg, c->coll, bytes, t->size, t->ppn_max, t->node_cores, why, why_len);
+        else
+            snprintf(why, why_len, "forced for this team");
     }
-    char why[256] = "forced for this team";
-    if (!a)
-        a = rcoll_select(&t->ctx->cfg, coll, bytes, t->size, t->ppn_max, t->node_cores, why, sizeof why);
     if (a)
-        rcoll_log(t->ctx, RCOLL_LOG_INFO, "%s #%llu rank %d/%d bytes=%zu: algorithm %s (%s)",
-                  rcoll_coll_name(coll), (unsigned long long)t->seq, t->rank, t->size, bytes,
-                  a->name, why);
-    else
-        rcoll_team_error(t, RCOLL_ERR_INVALID, "%s: %s", rcoll_coll_name(coll), why);
+        return a;
+    if (!why && t->chosen[c->coll].algo && t->chosen[c->coll].bytes == bytes)
+        return t->chosen[c->coll].algo; /* the same as last time */
+    a = rcoll_select(cfg, c->coll, bytes, t->size, t->ppn_max, t->node_cores, why, why_len);
+    if (!a) { /* a bad RCOLL_<COLL>_ALGO: its message */
+        char err[512];
+        rcoll_select(cfg, c->coll, bytes, t->size, t->ppn_max, t->node_cores, err, sizeof err);
+        rcoll_team_error(t, RCOLL_ERR_INVALID, "%s: %s", c->name, err);
+        return NULL;
+    }
+    t->chosen[c->coll].bytes = bytes;
+    t->chosen[c->coll].algo = a;
     return a;
 }
 
 /* The bytes of the receive buffer a rank's peers may write into (or, for the root's send
- * buffer, read from: prepare sets that target itself). */
-static size_t receive_extent(rcoll_coll_t coll, const rcoll_args_t *a)
+ * buffer, read from: prepare sets that target itself): P blocks or one, by the table; the
+ * v-forms' P blocks end where the last one does. */
+static size_t receive_extent(const rcoll_coll_info_t *c, const rcoll_args_t *a)
 {
-    if (!a->recvbuf)
+    if (!a->recvbuf || c->recv.blocks == RCOLL_BLOCKS_NONE)
         return 0;
-    switch (coll) {
-    case RCOLL_COLL_ALLGATHER:
-    case RCOLL_COLL_ALLTOALL:
-    case RCOLL_COLL_GATHER:
+    if (c->recv.blocks == RCOLL_BLOCKS_ONE)
+        return a->bytes;
+    if (!c->vform)
         return (size_t)a->size * a->bytes;
-    case RCOLL_COLL_BCAST:
-    case RCOLL_COLL_SCATTER:
-        return a->bytes;
-    case RCOLL_COLL_ALLGATHERV:
-    case RCOLL_COLL_ALLTOALLV:
-    case RCOLL_COLL_GATHERV: {
-        size_t end = 0;
-        for (int r = 0; a->rcounts && a->rdispls && r < a->size; r++)
-            if (a->rcounts[r] && a->rdispls[r] + a->rcounts[r] > end)
-                end = a->rdispls[r] + a->rcounts[r];
-        return end;
-    }
-    case RCOLL_COLL_SCATTERV:
-        return a->bytes;
-    default:
-        return 0;
-    }
+    size_t end = 0;
+    for (int r = 0; a->rcounts && a->rdispls && r < a->size; r++)
+        if (a->rcounts[r] && a->rdispls[r] + a->rcounts[r] > end)
+            end = a->rdispls[r] + a->rcounts[r];
+    return end;
 }
 
 void rcoll_team_note_size(struct rcoll_team *t, int peer, size_t theirs, size_t mine)
@@ -507,17 +503,31 @@ rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *arg
     a->seq = ++t->seq;
     a->rank = t->rank;
     a->size = t->size;
+    const rcoll_coll_info_t *c = rcoll_coll_info(coll);
     if (!a->target) {
         a->target = a->recvbuf;
-        a->target_bytes = receive_extent(coll, a);
+        a->target_bytes = receive_extent(c, a);
     }
-    t->coll = rcoll_coll_name(coll);
+    t->coll = c->name;
     /* The v-forms' own counts differ by rank: every rank must decide alike, so without them. */
-    int vform = coll >= RCOLL_COLL_ALLGATHERV;
-    const rcoll_algo_t *algo = choose(t, coll, vform ? 0 : a->bytes);
-    if (!algo)
+    size_t key = rcoll_coll_by_bytes(c) ? a->bytes : 0;
+    bool log = t->ctx->cfg.log_level >= RCOLL_LOG_INFO;
+    char why[512];
+    const rcoll_algo_t *chosen = choose(t, c, key, log ? why : NULL, sizeof why);
+    if (!chosen)
         return RCOLL_ERR_INVALID;
+    /* The one place an algorithm that does not apply to this call gives way to its fallback;
+     * what ran is what the team, rcoll-bench and the log name. */
+    const char *not_for;
+    const rcoll_algo_t *algo = rcoll_fallback(chosen, a, &not_for);
     t->last_algo = algo->name;
+    if (log && not_for)
+        rcoll_log(t->ctx, RCOLL_LOG_INFO, "%s #%llu rank %d/%d bytes=%zu: algorithm %s (fallback of "
+                  "%s, which does not apply: %s; %s: %s)", c->name, (unsigned long long)t->seq,
+                  t->rank, t->size, key, algo->name, chosen->name, not_for, chosen->name, why);
+    else if (log)
+        rcoll_log(t->ctx, RCOLL_LOG_INFO, "%s #%llu rank %d/%d bytes=%zu: algorithm %s (%s)",
+                  c->name, (unsigned long long)t->seq, t->rank, t->size, key, algo->name, why);
     /* A rank that cannot prepare (out of memory) does not arrive: its peers get a timeout
      * naming it rather than writing into a buffer it does not have. */
     rcoll_status_t st = algo->prepare ? algo->prepare(a) : RCOLL_OK;

@@ -25,7 +25,7 @@ struct rcoll_context {
     pthread_mutex_t lock;      /* held only while a `net` slot is created (never across an exchange) */
     /* Per network channel kind: its worker or domain and registration cache, created by the
      * first team that spans nodes (net/net.h). */
-    rcoll_net_ctx_t *net[RCOLL_NET_KINDS];
+    rcoll_net_ctx_t *net[RCOLL_NET_SLOTS];
     _Atomic unsigned teams_created; /* numbers teams: names shm segments uniquely in the process */
     bool threaded;             /* rcoll_context_set_threaded: teams spanning nodes are refused */
     int host_procs;            /* rcoll_context_set_host_procs (0: unknown) */

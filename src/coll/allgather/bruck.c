@@ -1,5 +1,5 @@
 /* Allgather by Bruck's algorithm (concatenation by dissemination), k-port.
- * Paper: seed 001 (Qian), section 3.4 (k-port Bruck allgather over RDMA); Bruck et al. 1997.
+ * Paper: [qian-phd] (Qian), section 3.4 (k-port Bruck allgather over RDMA); Bruck et al. 1997.
  * Radix r = k+1 (RCOLL_KPORT, default 2: radix 3; 1: the classic radix 2).
  * Steps: ceil(log_r P). Before step j (weight w = r^j) rank p holds blocks p .. p+w-1 (mod P);
  * for each d = 1..r-1 with d w < P it sends min(w, P - d w) of them, from block p on, to
@@ -77,6 +77,9 @@ static rcoll_status_t allgather_bruck(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_allgather_bruck = {
-    "bruck", RCOLL_COLL_ALLGATHER,
-    "seed 001 k-port Bruck: ceil(log_{k+1} P) steps of k transfers to p-d(k+1)^j, blocks kept in "
-    "place", allgather_bruck, NULL};
+    .name = "bruck",
+    .coll = RCOLL_COLL_ALLGATHER,
+    .summary = "[qian-phd] k-port Bruck: ceil(log_{k+1} P) steps of k transfers to p-d(k+1)^j, blocks kept in "
+        "place",
+    .run = allgather_bruck,
+};

@@ -1,5 +1,5 @@
 /* Allgather Direct: every write in flight at once.
- * Paper: seed 001 (Qian), section 3.4 (Direct allgather); with the arrival-aware order of
+ * Paper: [qian-phd] (Qian), section 3.4 (Direct allgather); with the arrival-aware order of
  * chapter 6: a rank writes first to the peers that have already arrived and copies out
  * whatever has come in, so one late peer never holds up work that is ready.
  * Steps: one; rank r writes its block to every peer (r+i) mod P, i = 1..P-1 (tiny blocks
@@ -22,13 +22,13 @@ static int remove_at(pending_t *p, int i)
 
 /* One sweep: writes to arrived peers (all of them when no arrival is needed), reads of arrived
  * blocks. Returns the number of things done, or a negative status. */
-static int sweep(rcoll_args_t *a, pending_t *out, pending_t *in, ag_proto_t proto)
+static int sweep(rcoll_args_t *a, pending_t *out, pending_t *in, rcoll_msg_proto_t proto)
 {
     int done = 0;
     ag_ranges_t mine = ag_one_block(a->rank);
     for (int i = 0; i < out->count; i++) {
         rcoll_event_t arrived = rcoll_ev_arrival(out->peers[i], a->seq);
-        if (proto == AG_ZCOPY && !a->tl->ops->test(a->tl, &arrived))
+        if (proto == RCOLL_MSG_ZCOPY && !a->tl->ops->test(a->tl, &arrived))
             continue;
         rcoll_status_t st = ag_send(a, out->peers[i], 0, &mine, 1);
         if (st != RCOLL_OK)
@@ -56,7 +56,7 @@ static rcoll_status_t allgather_direct(rcoll_args_t *a)
         out.peers[i - 1] = (a->rank + i) % a->size;
         in.peers[i - 1] = (a->rank - i + a->size) % a->size;
     }
-    ag_proto_t proto = ag_proto(a, a->bytes, 1);
+    rcoll_msg_proto_t proto = ag_proto(a, a->bytes, 1);
     rcoll_waiter_t w;
     rcoll_waiter_start(&w, &a->team->wait);
     rcoll_status_t st = RCOLL_OK;
@@ -78,5 +78,8 @@ static rcoll_status_t allgather_direct(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_allgather_direct = {
-    "direct", RCOLL_COLL_ALLGATHER,
-    "seed 001: one step, all P-1 writes in flight, arrival order", allgather_direct, NULL};
+    .name = "direct",
+    .coll = RCOLL_COLL_ALLGATHER,
+    .summary = "[qian-phd]: one step, all P-1 writes in flight, arrival order",
+    .run = allgather_direct,
+};

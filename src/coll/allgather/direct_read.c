@@ -1,5 +1,5 @@
 /* Allgather Direct-read: each rank publishes its block once, every peer reads it.
- * Paper: seed 001 (Qian), the shared-memory-aware Direct allgather of chapter 6 (and the
+ * Paper: [qian-phd] (Qian), the shared-memory-aware Direct allgather of chapter 6 (and the
  * SMP-aware Direct of 4.4.2, here on one node): instead of writing its block into each of the
  * P-1 peers' slots, a rank copies it once into its own outbox in shared memory (tiny blocks:
  * into its published cache line) and raises one word; each peer copies it out when it sees the
@@ -34,8 +34,6 @@ static rcoll_event_t published(rcoll_args_t *a, void *ctx, int q)
 
 static rcoll_status_t allgather_direct_read(rcoll_args_t *a)
 {
-    if (a->bytes > a->tl->inbox_bytes)
-        return rcoll_allgather_direct.run(a);
     const char *mine = (const char *)a->recvbuf + (size_t)a->rank * a->bytes;
     rcoll_status_t st = a->tl->ops->publish(a->tl, a->seq, mine, a->bytes);
     if (st != RCOLL_OK)
@@ -44,7 +42,17 @@ static rcoll_status_t allgather_direct_read(rcoll_args_t *a)
     return rcoll_sweep(a, items, rcoll_sweep_others(a, items), take, published, NULL);
 }
 
+static const char *allgather_direct_read_not_for(const rcoll_args_t *a)
+{
+    return a->bytes > a->tl->inbox_bytes ? "the block is larger than the outbox" : NULL;
+}
+
 const rcoll_algo_t rcoll_allgather_direct_read = {
-    "direct_read", RCOLL_COLL_ALLGATHER,
-    "seed 001 ch. 6: publish once in shared memory, every peer reads it, arrival order",
-    allgather_direct_read, NULL};
+    .name = "direct_read",
+    .coll = RCOLL_COLL_ALLGATHER,
+    .summary = "[qian-phd] ch. 6: publish once in shared memory, every peer reads it, arrival order",
+    .run = allgather_direct_read,
+    .not_for = allgather_direct_read_not_for,
+    .fallback = &rcoll_allgather_direct,
+    .limits = "blocks of at most RCOLL_INBOX_BYTES (one publication in the outbox)",
+};

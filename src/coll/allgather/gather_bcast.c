@@ -1,6 +1,6 @@
 /* Allgather Gather-Broadcast: every rank sends its block to one rank (rank 0), which sends the
  * whole result back to each rank in one message.
- * Paper: seed 001 (Qian), SMP-aware Gather-and-Broadcast (chapter 4): ranks hand their blocks
+ * Paper: [qian-phd] (Qian), SMP-aware Gather-and-Broadcast (chapter 4): ranks hand their blocks
  * to a leader, the leader exchanges and broadcasts, so that fewer messages cross the network;
  * here with one leader for the whole team, for teams whose every rank is on its own node.
  * Steps: (1) rank r != 0 writes its m bytes to rank 0 (inline, inbox at r*m, or single copy
@@ -12,7 +12,7 @@
  * When it wins: across nodes, small blocks and small teams, where the count of messages (a
  * system call on each side over TCP, a context switch when ranks share cores) is the cost
  * (np=4 over UCX tcp: docs/tuning.md). */
-#include "coll/gather/xfer.h"
+#include "coll/xfer.h"
 #include "coll/sweep.h"
 
 #define LEADER 0
@@ -26,7 +26,7 @@ static const void *my_block(const rcoll_args_t *a)
 static rcoll_status_t allgather_gather_bcast(rcoll_args_t *a)
 {
     size_t all = (size_t)a->size * a->bytes;
-    gs_proto_t down = gs_proto(a, all, all);
+    rcoll_msg_proto_t down = gs_proto(a, all, all);
     if (a->rank != LEADER) {
         rcoll_status_t st = gs_send_block(a, LEADER, my_block(a), a->bytes);
         return st == RCOLL_OK ? gs_recv_one(a, LEADER, down, a->recvbuf, all) : st;
@@ -43,6 +43,8 @@ static rcoll_status_t allgather_gather_bcast(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_allgather_gather_bcast = {
-    "gather_bcast", RCOLL_COLL_ALLGATHER,
-    "seed 001 Gather-and-Broadcast with one leader: blocks to rank 0, the result back in one message",
-    allgather_gather_bcast, NULL};
+    .name = "gather_bcast",
+    .coll = RCOLL_COLL_ALLGATHER,
+    .summary = "[qian-phd] Gather-and-Broadcast with one leader: blocks to rank 0, the result back in one message",
+    .run = allgather_gather_bcast,
+};

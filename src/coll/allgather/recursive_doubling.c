@@ -1,6 +1,6 @@
 /* Allgather by recursive doubling with the copy-based to zero-copy switch.
  * Paper: Sur, Bondhugula, Mamidala, Jin, Panda, "High Performance RDMA Based All-to-all
- * Broadcast for InfiniBand Clusters" (seed 000, section 4.2; slides: seed 002).
+ * Broadcast for InfiniBand Clusters" ([sur-hipc05], section 4.2; slides: [sur-hipc05]).
  * Steps: log2(P2) exchanges, P2 the largest power of two <= P; at step k rank v swaps with
  * v XOR 2^k everything its group of 2^k ranks holds. While a step's message is below
  * RCOLL_ZCOPY_THRESHOLD (M_T, 4 KB) it is copied through the peer's collective buffer
@@ -54,6 +54,8 @@ static rcoll_status_t allgather_rd(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_allgather_recursive_doubling = {
-    "recursive_doubling", RCOLL_COLL_ALLGATHER,
-    "seed 000: log2 P exchanges, copy-based below M_T then zero-copy from step k",
-    allgather_rd, NULL};
+    .name = "recursive_doubling",
+    .coll = RCOLL_COLL_ALLGATHER,
+    .summary = "[sur-hipc05]: log2 P exchanges, copy-based below M_T then zero-copy from step k",
+    .run = allgather_rd,
+};

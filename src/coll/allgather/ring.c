@@ -1,5 +1,5 @@
 /* Allgather by ring.
- * Paper: seed 000, section 4.3 ("RDMA ring for large messages"): every rank writes straight
+ * Paper: [sur-hipc05], section 4.3 ("RDMA ring for large messages"): every rank writes straight
  * into its right neighbour's receive buffer, no per-step address exchange (the neighbour
  * advertised its buffer once, on arrival).
  * Steps: P-1; at step j rank r forwards block (r - j) mod P to r+1 and receives block
@@ -23,5 +23,8 @@ static rcoll_status_t allgather_ring(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_allgather_ring = {
-    "ring", RCOLL_COLL_ALLGATHER,
-    "seed 000: P-1 steps to the right neighbour, zero-copy above M_T", allgather_ring, NULL};
+    .name = "ring",
+    .coll = RCOLL_COLL_ALLGATHER,
+    .summary = "[sur-hipc05]: P-1 steps to the right neighbour, zero-copy above M_T",
+    .run = allgather_ring,
+};

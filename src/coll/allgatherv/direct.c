@@ -1,6 +1,6 @@
 /* Allgatherv Direct: every rank writes its block (of its own count) to every peer at once,
  * arrived peers first, and copies out the blocks of the others in the order they come.
- * Paper: seed 001 (Qian), 3.4 Direct allgather with the arrival-aware order of chapter 6, for
+ * Paper: [qian-phd] (Qian), 3.4 Direct allgather with the arrival-aware order of chapter 6, for
  * counts that differ by rank (every rank knows all counts and displacements).
  * Steps: one. Rank r's message (counts[r] bytes) goes, the same to every peer:
  *   0 bytes       nowhere (every rank knows);
@@ -18,7 +18,7 @@
  * counts received.
  * When it wins: small teams and any counts on one node (one write latency); large teams with
  * large totals would rather use a ring (not written yet). */
-#include "coll/gather/xfer.h"
+#include "coll/xfer.h"
 
 #include <string.h>
 
@@ -26,7 +26,7 @@ typedef struct {
     const size_t *off; /* per rank: its block's place in every inbox (copy-based) */
 } agv_t;
 
-static gs_proto_t proto_of(const rcoll_args_t *a, const agv_t *v, int r)
+static rcoll_msg_proto_t proto_of(const rcoll_args_t *a, const agv_t *v, int r)
 {
     return gs_proto(a, a->rcounts[r], v->off[r] + a->rcounts[r]);
 }
@@ -36,7 +36,7 @@ static gs_proto_t proto_of(const rcoll_args_t *a, const agv_t *v, int r)
 static bool zcopy_to(const rcoll_args_t *a, const agv_t *v, int me)
 {
     for (int r = 0; r < a->size; r++)
-        if (r != me && a->rcounts[r] && proto_of(a, v, r) == GS_ZCOPY)
+        if (r != me && a->rcounts[r] && proto_of(a, v, r) == RCOLL_MSG_ZCOPY)
             return true;
     return false;
 }
@@ -55,9 +55,9 @@ static int step(rcoll_args_t *a, void *ctx, int item)
     const agv_t *v = ctx;
     char *rbuf = a->recvbuf;
     if (item < a->size) {
-        gs_proto_t proto = proto_of(a, v, a->rank);
-        size_t remote = proto == GS_COPY ? v->off[a->rank] : 0;
-        if (proto == GS_ZCOPY) {
+        rcoll_msg_proto_t proto = proto_of(a, v, a->rank);
+        size_t remote = proto == RCOLL_MSG_COPY ? v->off[a->rank] : 0;
+        if (proto == RCOLL_MSG_ZCOPY) {
             rcoll_event_t ev = rcoll_ev_published(item, a->seq);
             if (!a->tl->ops->test(a->tl, &ev))
                 return 0;
@@ -75,8 +75,8 @@ static int step(rcoll_args_t *a, void *ctx, int item)
     rcoll_event_t ev = rcoll_ev_signal(q, a->seq, 0);
     if (!a->tl->ops->test(a->tl, &ev))
         return 0;
-    gs_proto_t proto = proto_of(a, v, q);
-    if (proto != GS_ZCOPY)
+    rcoll_msg_proto_t proto = proto_of(a, v, q);
+    if (proto != RCOLL_MSG_ZCOPY)
         memcpy(rbuf + a->rdispls[q], gs_msg_data(a, q, proto, v->off[q], NULL), a->rcounts[q]);
     return 1;
 }
@@ -127,6 +127,9 @@ static rcoll_status_t allgatherv_direct(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_allgatherv_direct = {
-    "direct", RCOLL_COLL_ALLGATHERV,
-    "seed 001 3.4: Direct, all P-1 writes in flight, arrival order, compact inbox layout",
-    allgatherv_direct, allgatherv_direct_prepare};
+    .name = "direct",
+    .coll = RCOLL_COLL_ALLGATHERV,
+    .summary = "[qian-phd] 3.4: Direct, all P-1 writes in flight, arrival order, compact inbox layout",
+    .run = allgatherv_direct,
+    .prepare = allgatherv_direct_prepare,
+};

@@ -1,5 +1,5 @@
 /* Alltoall by Bruck's index algorithm, k-port.
- * Paper: seed 001 (Qian), section 3.4.4 (Bruck alltoall personalized exchange for k-port
+ * Paper: [qian-phd] (Qian), section 3.4.4 (Bruck alltoall personalized exchange for k-port
  * modeling, figure 3.7); Bruck, Ho, Kipnis, Upfal, Weathersby, "Efficient algorithms for
  * all-to-all communications in multiport message-passing systems", IEEE TPDS 8(11), 1997 (the
  * index algorithm with radix r = k+1; k = RCOLL_KPORT, default 2, so radix 3; RCOLL_KPORT=1 is
@@ -140,7 +140,10 @@ static rcoll_status_t alltoall_bruck(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_alltoall_bruck = {
-    "bruck", RCOLL_COLL_ALLTOALL,
-    "Bruck et al. 1997 index algorithm, k-port (seed 001): ceil(log_{k+1} N) steps of k "
-    "transfers to p+d(k+1)^j, blocks kept in recvbuf",
-    alltoall_bruck, bruck_prepare};
+    .name = "bruck",
+    .coll = RCOLL_COLL_ALLTOALL,
+    .summary = "Bruck et al. 1997 index algorithm, k-port [qian-phd]: ceil(log_{k+1} N) steps of k "
+        "transfers to p+d(k+1)^j, blocks kept in recvbuf",
+    .run = alltoall_bruck,
+    .prepare = bruck_prepare,
+};

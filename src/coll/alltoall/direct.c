@@ -1,6 +1,6 @@
 /* Alltoall Direct: every rank writes each peer its block, at most k writes ahead of what it has
  * received, in arrival order.
- * Paper: seed 001 (Qian), section 3.4.4, Direct alltoall personalized exchange for k-port
+ * Paper: [qian-phd] (Qian), section 3.4.4, Direct alltoall personalized exchange for k-port
  * modeling (at step i rank p sends to (p+(i-1)k+1) .. (p+ik) mod N), with the arrival-aware
  * order of its chapter 6: a rank writes first to the peers that have arrived and copies out the
  * blocks that have come in, so one late peer never holds up work that is ready.
@@ -18,7 +18,7 @@
 static rcoll_status_t alltoall_direct(rcoll_args_t *a)
 {
     a2a_sweep_t s;
-    a2a_proto_t proto = a2a_proto(a, a->bytes, (size_t)a->size * a->bytes);
+    rcoll_msg_proto_t proto = a2a_proto(a, a->bytes, (size_t)a->size * a->bytes);
     a2a_sweep_init(&s, a, a->team->ctx->cfg.alltoall_kport, proto);
     for (int d = 1; d < a->size; d++)
         s.out[d] = s.in[d] = 1;
@@ -27,6 +27,8 @@ static rcoll_status_t alltoall_direct(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_alltoall_direct = {
-    "direct", RCOLL_COLL_ALLTOALL,
-    "seed 001: one sweep, block to (p+d) mod N, k writes ahead (0: all), arrival order",
-    alltoall_direct, NULL};
+    .name = "direct",
+    .coll = RCOLL_COLL_ALLTOALL,
+    .summary = "[qian-phd]: one sweep, block to (p+d) mod N, k writes ahead (0: all), arrival order",
+    .run = alltoall_direct,
+};

@@ -1,6 +1,6 @@
 /* Alltoall Direct-read: each rank publishes its whole send buffer once, every peer reads its
  * own block of it.
- * Paper: seed 001 (Qian), chapter 6, the shared-memory Direct ("Shm-Direct") alltoall: instead
+ * Paper: [qian-phd] (Qian), chapter 6, the shared-memory Direct ("Shm-Direct") alltoall: instead
  * of writing P-1 blocks into P-1 peers' slots, a rank copies its P blocks once into its own
  * outbox in shared memory (all of them inline in its published cache line when P*m <= 48
  * bytes) and raises one word; peer q copies block q out of it as soon as it sees the word, in
@@ -35,8 +35,6 @@ static rcoll_event_t published(rcoll_args_t *a, void *ctx, int q)
 static rcoll_status_t alltoall_direct_read(rcoll_args_t *a)
 {
     size_t total = (size_t)a->size * a->bytes;
-    if (total > a->tl->inbox_bytes)
-        return rcoll_alltoall_direct.run(a);
     rcoll_status_t st = a->tl->ops->publish(a->tl, a->seq, a->sendbuf, total);
     if (st != RCOLL_OK)
         return st;
@@ -44,7 +42,18 @@ static rcoll_status_t alltoall_direct_read(rcoll_args_t *a)
     return rcoll_sweep(a, items, rcoll_sweep_others(a, items), take, published, NULL);
 }
 
+static const char *alltoall_direct_read_not_for(const rcoll_args_t *a)
+{
+    return (size_t)a->size * a->bytes > a->tl->inbox_bytes ? "the P blocks are larger than the outbox"
+                                                           : NULL;
+}
+
 const rcoll_algo_t rcoll_alltoall_direct_read = {
-    "direct_read", RCOLL_COLL_ALLTOALL,
-    "seed 001 ch. 6 Shm-Direct: publish all P blocks once, each peer reads its own, arrival order",
-    alltoall_direct_read, NULL};
+    .name = "direct_read",
+    .coll = RCOLL_COLL_ALLTOALL,
+    .summary = "[qian-phd] ch. 6 Shm-Direct: publish all P blocks once, each peer reads its own, arrival order",
+    .run = alltoall_direct_read,
+    .not_for = alltoall_direct_read_not_for,
+    .fallback = &rcoll_alltoall_direct,
+    .limits = "P blocks of at most RCOLL_INBOX_BYTES in all (one publication in the outbox)",
+};

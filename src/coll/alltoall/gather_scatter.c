@@ -1,6 +1,6 @@
 /* Alltoall Gather-Scatter: every rank sends its whole send buffer to one rank (rank 0), which
  * regroups the blocks by destination and sends each rank its P blocks in one message.
- * Paper: the leader-based message combining of seed 001 (Qian, chapter 4: the gather-based
+ * Paper: the leader-based message combining of [qian-phd] (Qian, chapter 4: the gather-based
  * multi-group and SMP-aware Gather-and-Broadcast designs, where ranks hand their data to a
  * leader so that fewer, larger messages cross the network), applied to alltoall with one leader
  * for the whole team: for tiny blocks the cost of a message (a system call on each side over
@@ -16,7 +16,7 @@
  * zero-copy threshold; otherwise it runs Direct. */
 #include <string.h>
 
-#include "coll/gather/xfer.h"
+#include "coll/xfer.h"
 #include "coll/sweep.h"
 
 #define LEADER 0
@@ -31,7 +31,7 @@ static size_t row_bytes(const rcoll_args_t *a)
 static bool fits(const rcoll_args_t *a)
 {
     size_t row = row_bytes(a);
-    return gs_proto(a, row, row * (size_t)a->size) != GS_ZCOPY;
+    return gs_proto(a, row, row * (size_t)a->size) != RCOLL_MSG_ZCOPY;
 }
 
 /* The row rank `source` sent to the leader, once its signal was seen (never single copy). */
@@ -60,7 +60,7 @@ static rcoll_status_t lead(rcoll_args_t *a)
         return rcoll_team_error(a->team, RCOLL_ERR_NOMEM, "alltoall gather_scatter: no memory");
     for (int s = 1; s < a->size; s++) /* the leader's own column (its block already there) */
         memcpy((char *)a->recvbuf + (size_t)s * m, row_of(a, s) + (size_t)LEADER * m, m);
-    gs_proto_t proto = gs_proto(a, row, row);
+    rcoll_msg_proto_t proto = gs_proto(a, row, row);
     for (int t = 1; t < a->size && st == RCOLL_OK; t++) {
         for (int s = 0; s < a->size; s++)
             memcpy(out + (size_t)s * m, row_of(a, s) + (size_t)t * m, m);
@@ -73,8 +73,6 @@ static rcoll_status_t lead(rcoll_args_t *a)
 
 static rcoll_status_t alltoall_gather_scatter(rcoll_args_t *a)
 {
-    if (!fits(a))
-        return rcoll_alltoall_direct.run(a);
     if (a->rank == LEADER)
         return lead(a);
     size_t row = row_bytes(a);
@@ -82,7 +80,18 @@ static rcoll_status_t alltoall_gather_scatter(rcoll_args_t *a)
     return st == RCOLL_OK ? gs_recv_one(a, LEADER, gs_proto(a, row, row), a->recvbuf, row) : st;
 }
 
+static const char *alltoall_gather_scatter_not_for(const rcoll_args_t *a)
+{
+    return fits(a) ? NULL : "rows too large for the copy path";
+}
+
 const rcoll_algo_t rcoll_alltoall_gather_scatter = {
-    "gather_scatter", RCOLL_COLL_ALLTOALL,
-    "seed 001 leader combining: all rows to rank 0, which sends each rank its P blocks in one message",
-    alltoall_gather_scatter, NULL};
+    .name = "gather_scatter",
+    .coll = RCOLL_COLL_ALLTOALL,
+    .summary = "[qian-phd] leader combining: all rows to rank 0, which sends each rank its P blocks in one message",
+    .run = alltoall_gather_scatter,
+    .not_for = alltoall_gather_scatter_not_for,
+    .fallback = &rcoll_alltoall_direct,
+    .limits = "rows of P blocks below the zero-copy threshold whose P rows fit RCOLL_INBOX_BYTES (rank 0's "
+        "inbox)",
+};

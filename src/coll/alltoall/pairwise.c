@@ -1,5 +1,5 @@
 /* Alltoall by pairwise exchange.
- * Paper: seed 001 (Qian), section 3.4.4: the Direct algorithm with one port (k = 1), each
+ * Paper: [qian-phd] (Qian), section 3.4.4: the Direct algorithm with one port (k = 1), each
  * step completed before the next -- the classic pairwise exchange of MPI libraries.
  * Steps: N-1; at step i rank p writes its block for (p+i) mod N to that rank (slot p of its
  * receive buffer: inline <= 48 B, through its inbox below RCOLL_ZCOPY_THRESHOLD when N*m fits,
@@ -13,7 +13,7 @@
 
 static rcoll_status_t alltoall_pairwise(rcoll_args_t *a)
 {
-    a2a_proto_t proto = a2a_proto(a, a->bytes, (size_t)a->size * a->bytes);
+    rcoll_msg_proto_t proto = a2a_proto(a, a->bytes, (size_t)a->size * a->bytes);
     for (int i = 1; i < a->size; i++) {
         int to = (a->rank + i) % a->size, from = (a->rank - i + a->size) % a->size;
         rcoll_status_t st = a2a_send_block(a, to, proto);
@@ -28,5 +28,8 @@ static rcoll_status_t alltoall_pairwise(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_alltoall_pairwise = {
-    "pairwise", RCOLL_COLL_ALLTOALL,
-    "seed 001: N-1 steps, write to p+i, receive from p-i", alltoall_pairwise, NULL};
+    .name = "pairwise",
+    .coll = RCOLL_COLL_ALLTOALL,
+    .summary = "[qian-phd]: N-1 steps, write to p+i, receive from p-i",
+    .run = alltoall_pairwise,
+};

@@ -1,6 +1,6 @@
 /* Alltoall by k-port Standard Exchange, with the ranks beyond the largest power of the radix
  * exchanging directly.
- * Paper: seed 001 (Qian), section 3.4.4 (Standard Exchange alltoall personalized exchange, the
+ * Paper: [qian-phd] (Qian), section 3.4.4 (Standard Exchange alltoall personalized exchange, the
  * grouping of figure 3.5); Bokhari / Bruck et al. 1997 for the store-and-forward exchange.
  * Radix r = k+1 (RCOLL_KPORT, default 2), lowered when a smaller radix covers more ranks: r in
  * 2..k+1 maximizing P' = r^L <= N (ties: the larger r, fewer steps).
@@ -132,7 +132,7 @@ static void mark_direct(a2a_sweep_t *sw, const rcoll_args_t *a, int power)
 static rcoll_status_t alltoall_standard_exchange(rcoll_args_t *a)
 {
     se_shape_t s = se_shape(a);
-    a2a_proto_t proto = a->bytes <= RCOLL_INLINE_MAX ? A2A_INLINE : s.zcopy ? A2A_ZCOPY : A2A_COPY;
+    rcoll_msg_proto_t proto = a->bytes <= RCOLL_INLINE_MAX ? RCOLL_MSG_INLINE : s.zcopy ? RCOLL_MSG_ZCOPY : RCOLL_MSG_COPY;
     a2a_sweep_t sw;
     a2a_sweep_init(&sw, a, 0, proto);
     mark_direct(&sw, a, s.power);
@@ -157,6 +157,9 @@ static rcoll_status_t alltoall_standard_exchange(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_alltoall_standard_exchange = {
-    "standard_exchange", RCOLL_COLL_ALLTOALL,
-    "seed 001: k-port exchange by base-(k+1) digit, log steps; extra ranks go direct",
-    alltoall_standard_exchange, se_prepare};
+    .name = "standard_exchange",
+    .coll = RCOLL_COLL_ALLTOALL,
+    .summary = "[qian-phd]: k-port exchange by base-(k+1) digit, log steps; extra ranks go direct",
+    .run = alltoall_standard_exchange,
+    .prepare = se_prepare,
+};

@@ -1,6 +1,6 @@
 /* Barrier RDS: dissemination over one-sided signals.
  * Paper: Kini, Liu, Wu, Wyckoff, Panda, "Fast and Scalable Barrier using RDMA and Multicast"
- * (seed 003, section 3.2).
+ * ([kini-tr03], section 3.2).
  * Steps: ceil(log2 P) rounds; in round k rank r raises its signal at (r + 2^k) mod P and waits
  * for the one from (r - 2^k) mod P. Signals carry the barrier id (the team's sequence number),
  * so nothing is ever reset. Works for every P, not only powers of two.
@@ -25,5 +25,8 @@ static rcoll_status_t barrier_dissemination(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_barrier_dissemination = {
-    "dissemination", RCOLL_COLL_BARRIER,
-    "RDS (seed 003): ceil(log2 P) rounds, signal r+2^k, wait r-2^k", barrier_dissemination, NULL};
+    .name = "dissemination",
+    .coll = RCOLL_COLL_BARRIER,
+    .summary = "RDS [kini-tr03]: ceil(log2 P) rounds, signal r+2^k, wait r-2^k",
+    .run = barrier_dissemination,
+};

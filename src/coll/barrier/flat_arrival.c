@@ -1,7 +1,7 @@
 /* Barrier by flat arrival: every rank waits until every other rank has announced that it
  * entered this barrier.
- * Paper: the gather of RGM (seed 003, 3.3) with the fan-in raised to P-1 and every rank its own
- * root, using the zero-cost arrival notification of seed 001 (chapter 6: on shared memory the
+ * Paper: the gather of RGM ([kini-tr03], 3.3) with the fan-in raised to P-1 and every rank its own
+ * root, using the zero-cost arrival notification of [qian-phd] (chapter 6: on shared memory the
  * arrival a rank advertises when it enters a collective is visible to all, so no extra
  * message is needed). There is no release step: completion is visible to every rank the
  * moment the last one arrives.
@@ -41,6 +41,8 @@ static rcoll_status_t barrier_flat_arrival(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_barrier_flat_arrival = {
-    "flat_arrival", RCOLL_COLL_BARRIER,
-    "RGM gather with fan-in P-1, no release: every rank reads all arrival words",
-    barrier_flat_arrival, NULL};
+    .name = "flat_arrival",
+    .coll = RCOLL_COLL_BARRIER,
+    .summary = "RGM gather with fan-in P-1, no release: every rank reads all arrival words",
+    .run = barrier_flat_arrival,
+};

@@ -1,5 +1,5 @@
 /* Barrier RGM: gather tree, then a one-step release.
- * Paper: Kini et al., "Fast and Scalable Barrier using RDMA and Multicast" (seed 003, 3.3): the
+ * Paper: Kini et al., "Fast and Scalable Barrier using RDMA and Multicast" ([kini-tr03], 3.3): the
  * gather runs up a tree of fan-in l (7 performed best there; RCOLL_BARRIER_FANIN), then the
  * root multicasts the barrier id once. On shared memory the multicast is one release word in
  * the root's area that every rank polls (or sleeps on): one store, every waiter sees it.
@@ -40,6 +40,8 @@ static rcoll_status_t barrier_gather_release(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_barrier_gather_release = {
-    "gather_release", RCOLL_COLL_BARRIER,
-    "RGM (seed 003): gather tree fan-in 7, then one release word every rank polls",
-    barrier_gather_release, NULL};
+    .name = "gather_release",
+    .coll = RCOLL_COLL_BARRIER,
+    .summary = "RGM [kini-tr03]: gather tree fan-in 7, then one release word every rank polls",
+    .run = barrier_gather_release,
+};

@@ -1,5 +1,5 @@
 /* Barrier RPE: pairwise exchange (recursive doubling of signals).
- * Paper: Kini et al., "Fast and Scalable Barrier using RDMA and Multicast" (seed 003, 3.1).
+ * Paper: Kini et al., "Fast and Scalable Barrier using RDMA and Multicast" ([kini-tr03], 3.1).
  * Steps: with P2 the largest power of two <= P, ranks r >= P2 first signal r - P2 and wait for
  * its release at the end; ranks r < P2 (after hearing from r + P2 if it exists) exchange a
  * signal with r XOR 2^k for k = 0 .. log2(P2)-1, then release r + P2.
@@ -37,5 +37,8 @@ static rcoll_status_t barrier_pairwise(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_barrier_pairwise_exchange = {
-    "pairwise_exchange", RCOLL_COLL_BARRIER,
-    "RPE (seed 003): signal exchange with r XOR 2^k, extra ranks folded", barrier_pairwise, NULL};
+    .name = "pairwise_exchange",
+    .coll = RCOLL_COLL_BARRIER,
+    .summary = "RPE [kini-tr03]: signal exchange with r XOR 2^k, extra ranks folded",
+    .run = barrier_pairwise,
+};

@@ -1,5 +1,5 @@
 /* Bcast Direct-read: the root publishes the message once, every rank reads it.
- * Paper: seed 001 (Qian), chapter 6's shared-memory collectives (a shared buffer written once
+ * Paper: [qian-phd] (Qian), chapter 6's shared-memory collectives (a shared buffer written once
  * and read by all, with arrival notification for free) and the Direct algorithm of 3.4.1
  * (one step, no forwarding), here with the root's writes replaced by the readers' copies.
  * Steps: one. The root copies the message into its outbox in shared memory (<= 48 bytes: into
@@ -69,8 +69,6 @@ static rcoll_status_t read_staged(rcoll_args_t *a, size_t part)
 
 static rcoll_status_t bcast_direct_read(rcoll_args_t *a)
 {
-    if (a->bytes > a->tl->inbox_bytes)
-        return rcoll_bcast_scatter_allgather.run(a);
     if (a->bytes >= PIPELINE_MIN && !a->team->wait.crowded) {
         size_t part = part_bytes(a->bytes);
         return a->rank == a->root ? root_staged(a, part) : read_staged(a, part);
@@ -86,8 +84,18 @@ static rcoll_status_t bcast_direct_read(rcoll_args_t *a)
     return st;
 }
 
+static const char *bcast_direct_read_not_for(const rcoll_args_t *a)
+{
+    return a->bytes > a->tl->inbox_bytes ? "the message is larger than the outbox" : NULL;
+}
+
 const rcoll_algo_t rcoll_bcast_direct_read = {
-    "direct_read", RCOLL_COLL_BCAST,
-    "seed 001 ch. 6: the root publishes once in shared memory (in parts, pipelined, when large), "
-    "every rank reads it",
-    bcast_direct_read, NULL};
+    .name = "direct_read",
+    .coll = RCOLL_COLL_BCAST,
+    .summary = "[qian-phd] ch. 6: the root publishes once in shared memory (in parts, pipelined, when large), "
+        "every rank reads it",
+    .run = bcast_direct_read,
+    .not_for = bcast_direct_read_not_for,
+    .fallback = &rcoll_bcast_scatter_allgather,
+    .limits = "messages of at most RCOLL_INBOX_BYTES (one publication in the root's outbox)",
+};

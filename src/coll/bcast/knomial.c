@@ -1,5 +1,5 @@
 /* Bcast by k-nomial tree (k-port binomial), any root, radix RCOLL_BCAST_RADIX (default 4).
- * Paper: seed 001 (Qian), section 3.4.1: the spanning binomial tree extended to k ports --
+ * Paper: [qian-phd] (Qian), section 3.4.1: the spanning binomial tree extended to k ports --
  * each informed rank informs k-1 more per round, all ranks have the message after
  * ceil(log_k P) rounds. Ranks are numbered relative to the root (v = (r - root) mod P); the
  * parent of v clears v's lowest non-zero base-k digit, its children are v + j*k^l (j = 1..k-1)
@@ -24,7 +24,7 @@ static bc_piece_t whole(const rcoll_args_t *a)
     return p;
 }
 
-static rcoll_status_t receive_from_parent(rcoll_args_t *a, int parent, bc_proto_t proto)
+static rcoll_status_t receive_from_parent(rcoll_args_t *a, int parent, rcoll_msg_proto_t proto)
 {
     rcoll_event_t ev = rcoll_ev_signal(parent, a->seq, 0);
     rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
@@ -36,7 +36,7 @@ static rcoll_status_t receive_from_parent(rcoll_args_t *a, int parent, bc_proto_
 }
 
 /* The first pending child (largest subtree first) a send can start to, or -1. */
-static int first_sendable(rcoll_args_t *a, const int *pending, int count, bc_proto_t proto)
+static int first_sendable(rcoll_args_t *a, const int *pending, int count, rcoll_msg_proto_t proto)
 {
     for (int i = 0; i < count; i++)
         if (bc_can_send(a, pending[i], proto))
@@ -44,7 +44,7 @@ static int first_sendable(rcoll_args_t *a, const int *pending, int count, bc_pro
     return -1;
 }
 
-static rcoll_status_t send_to_children(rcoll_args_t *a, int *pending, int count, bc_proto_t proto)
+static rcoll_status_t send_to_children(rcoll_args_t *a, int *pending, int count, rcoll_msg_proto_t proto)
 {
     rcoll_waiter_t w;
     rcoll_waiter_start(&w, &a->team->wait);
@@ -69,7 +69,7 @@ static rcoll_status_t bcast_knomial(rcoll_args_t *a)
 {
     int radix = a->team->ctx->cfg.bcast_radix < 2 ? 2 : a->team->ctx->cfg.bcast_radix;
     int v = bc_vrank(a->rank, a->root, a->size);
-    bc_proto_t proto = bc_proto(a, a->bytes, 1);
+    rcoll_msg_proto_t proto = bc_proto(a, a->bytes, 1);
     if (v != 0) {
         int parent = bc_real(bc_knomial_parent(v, radix, a->size), a->root, a->size);
         rcoll_status_t st = receive_from_parent(a, parent, proto);
@@ -84,7 +84,9 @@ static rcoll_status_t bcast_knomial(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_bcast_knomial = {
-    "knomial", RCOLL_COLL_BCAST,
-    "seed 001 3.4.1: k-port binomial tree (radix RCOLL_BCAST_RADIX), arrival order, zero-copy "
-    "above M_T",
-    bcast_knomial, NULL};
+    .name = "knomial",
+    .coll = RCOLL_COLL_BCAST,
+    .summary = "[qian-phd] 3.4.1: k-port binomial tree (radix RCOLL_BCAST_RADIX), arrival order, zero-copy "
+        "above M_T",
+    .run = bcast_knomial,
+};

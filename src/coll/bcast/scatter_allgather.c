@@ -1,6 +1,6 @@
 /* Bcast by scatter, then ring allgather (van de Geijn; MPICH's scatter_ring_allgather).
- * Paper: seed 001 (Qian), section 3.4: the Direct scatter (3.4.1, the root writes each rank its
- * piece) followed by the ring allgather of seed 000, section 4.3 (every rank writes straight
+ * Paper: [qian-phd] (Qian), section 3.4: the Direct scatter (3.4.1, the root writes each rank its
+ * piece) followed by the ring allgather of [sur-hipc05], section 4.3 (every rank writes straight
  * into its right neighbour's buffer, advertised once on arrival).
  * Steps: the message is cut into P pieces of ceil(m/P) bytes rounded up to a cache line (the
  * last ones shorter, empty for tiny messages; empty pieces are neither sent nor waited for).
@@ -33,7 +33,7 @@ typedef struct {
 static rcoll_status_t send_piece(rcoll_args_t *a, int vpeer, int piece, unsigned step, int *sent)
 {
     bc_piece_t p = bc_piece(a->bytes, a->size, piece);
-    bc_proto_t proto = bc_proto(a, p.len, 0);
+    rcoll_msg_proto_t proto = bc_proto(a, p.len, 0);
     int peer = bc_real(vpeer, a->root, a->size);
     *sent = 0;
     if (!bc_can_send(a, peer, proto))
@@ -183,7 +183,9 @@ static rcoll_status_t bcast_scatter_allgather(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_bcast_scatter_allgather = {
-    "scatter_allgather", RCOLL_COLL_BCAST,
-    "seed 001 3.4 + seed 000 4.3: scatter P pieces from the root, then ring allgather, "
-    "zero-copy above M_T",
-    bcast_scatter_allgather, NULL};
+    .name = "scatter_allgather",
+    .coll = RCOLL_COLL_BCAST,
+    .summary = "[qian-phd] 3.4 + [sur-hipc05] 4.3: scatter P pieces from the root, then ring allgather, "
+        "zero-copy above M_T",
+    .run = bcast_scatter_allgather,
+};

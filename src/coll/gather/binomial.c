@@ -1,5 +1,5 @@
 /* Gather over the k-port spanning binomial tree.
- * Paper: seed 001 (Qian), 3.4.2 (gather is scatter reversed, on the tree of 3.4.1); k is
+ * Paper: [qian-phd] (Qian), 3.4.2 (gather is scatter reversed, on the tree of 3.4.1); k is
  * RCOLL_KPORT (default 2: a 3-nomial tree), any team size, any root (ranks relative to it).
  * Steps: ceil(log_{k+1} P). A rank u collects the blocks of its subtree [u, u+span) from its
  * children in whatever order they come, then sends them, with its own block, as one message
@@ -11,13 +11,13 @@
  * what came through its inbox or inline, child by child as they arrive.
  * Bytes on the wire per rank u: span(u) * m sent in one message; each block crosses once per
  * tree level below it; the root receives (P-1) * m in at most k * ceil(log_{k+1} P) messages
- * (seed 001, eq. 3.1).
+ * ([qian-phd], eq. 3.1).
  * When it wins: many ranks with tiny blocks across nodes, where P-1 messages into the root
  * cost more than the extra steps. On one node Direct wins: measured at 8 ranks on 2 cores,
  * Direct 1.4-5.2 us against 2.7-26 us for 1 B-64 KB (every tree step waits for a rank to be
  * scheduled); at P = 4 and k = 2 the tree is Direct. */
 #include "coll/gather/tree.h"
-#include "coll/gather/xfer.h"
+#include "coll/xfer.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -28,7 +28,7 @@ typedef struct {
 } gather_tree_t;
 
 /* Protocol of the message from child c to its parent p (relative ranks). */
-static gs_proto_t proto_up(const rcoll_args_t *a, const gs_tree_t *t, int c, int p)
+static rcoll_msg_proto_t proto_up(const rcoll_args_t *a, const gs_tree_t *t, int c, int p)
 {
     size_t span = (size_t)gs_tree_span(t, c);
     return gs_proto(a, span * a->bytes, ((size_t)(c - p) + span) * a->bytes);
@@ -40,7 +40,7 @@ static rcoll_status_t gather_binomial_prepare(rcoll_args_t *a)
     gs_tree_init(&t, a, a->team->scratch);
     bool staging = false;
     for (int i = 0; t.me != 0 && i < t.nchild; i++)
-        staging |= proto_up(a, &t, t.child[i], t.me) == GS_ZCOPY;
+        staging |= proto_up(a, &t, t.child[i], t.me) == RCOLL_MSG_ZCOPY;
     if (!staging)
         return RCOLL_OK;
     a->tmp = rcoll_team_tmp(a->team, RCOLL_TMP_ALGO, (size_t)t.span * a->bytes);
@@ -52,7 +52,7 @@ static rcoll_status_t gather_binomial_prepare(rcoll_args_t *a)
 }
 
 /* Root: child c's subtree arrived inline or in the inbox; copy it to its place (1-2 runs). */
-static void root_copy_out(rcoll_args_t *a, const gs_tree_t *t, int c, gs_proto_t proto)
+static void root_copy_out(rcoll_args_t *a, const gs_tree_t *t, int c, rcoll_msg_proto_t proto)
 {
     int span = gs_tree_span(t, c);
     const unsigned char *from = gs_msg_data(a, gs_tree_abs(t, c), proto, (size_t)c * a->bytes, NULL);
@@ -71,8 +71,8 @@ static int take_child(rcoll_args_t *a, void *ctx, int i)
     rcoll_event_t ev = rcoll_ev_signal(gs_tree_abs(&g->tree, c), a->seq, 0);
     if (!a->tl->ops->test(a->tl, &ev))
         return 0;
-    gs_proto_t proto = proto_up(a, &g->tree, c, g->tree.me);
-    if (g->tree.me == 0 && proto != GS_ZCOPY)
+    rcoll_msg_proto_t proto = proto_up(a, &g->tree, c, g->tree.me);
+    if (g->tree.me == 0 && proto != RCOLL_MSG_ZCOPY)
         root_copy_out(a, &g->tree, c, proto);
     return 1;
 }
@@ -88,9 +88,9 @@ static rcoll_status_t send_run(gs_msg_t *msg, const gs_tree_t *t, const void *sr
                                int u, unsigned step)
 {
     size_t m = msg->a->bytes;
-    if (msg->proto == GS_INLINE)
+    if (msg->proto == RCOLL_MSG_INLINE)
         return gs_msg_part(msg, src, len, (size_t)(u - t->me) * m, step);
-    if (msg->proto == GS_COPY || t->parent != 0)
+    if (msg->proto == RCOLL_MSG_COPY || t->parent != 0)
         return gs_msg_part(msg, src, len, (size_t)(u - t->parent) * m, step);
     size_t off[2], n_len[2]; /* zero copy into the root's receive buffer: by team rank */
     int n = gs_tree_pieces(t, u, (int)(len / m), m, off, n_len);
@@ -144,6 +144,9 @@ static rcoll_status_t gather_binomial(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_gather_binomial = {
-    "binomial", RCOLL_COLL_GATHER,
-    "seed 001 3.4.2: k-port binomial tree (RCOLL_KPORT), subtrees combined on the way up",
-    gather_binomial, gather_binomial_prepare};
+    .name = "binomial",
+    .coll = RCOLL_COLL_GATHER,
+    .summary = "[qian-phd] 3.4.2: k-port binomial tree (RCOLL_KPORT), subtrees combined on the way up",
+    .run = gather_binomial,
+    .prepare = gather_binomial_prepare,
+};

@@ -1,6 +1,6 @@
 /* Gather Direct: every rank writes its block straight to the root, the root takes them in the
  * order they come.
- * Paper: seed 001 (Qian), 3.4.2 with the Direct algorithm of 3.4.1 reversed (the sequential
+ * Paper: [qian-phd] (Qian), 3.4.2 with the Direct algorithm of 3.4.1 reversed (the sequential
  * tree extended to k ports; on shared memory all P-1 writes are in flight at once, so k does
  * not limit it), and the arrival-aware root of chapter 6: it never waits on one late rank while
  * another's block is ready to be copied out.
@@ -14,7 +14,7 @@
  * copies-out overlap the late senders, and there is no tree step to wait for (with more ranks
  * than cores a tree step is a context switch). rcoll-bench against Open MPI: 0.5-0.85x for
  * 1 B-2 KB and 0.16x at 4 KB with 2 ranks; 0.07-0.2x with 8 ranks on 2 cores. */
-#include "coll/gather/xfer.h"
+#include "coll/xfer.h"
 
 static rcoll_status_t gather_direct(rcoll_args_t *a)
 {
@@ -27,6 +27,8 @@ static rcoll_status_t gather_direct(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_gather_direct = {
-    "direct", RCOLL_COLL_GATHER,
-    "seed 001 3.4.2: every rank writes its block to the root, which takes them in arrival order",
-    gather_direct, NULL};
+    .name = "direct",
+    .coll = RCOLL_COLL_GATHER,
+    .summary = "[qian-phd] 3.4.2: every rank writes its block to the root, which takes them in arrival order",
+    .run = gather_direct,
+};

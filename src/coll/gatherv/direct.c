@@ -1,6 +1,6 @@
 /* Gatherv Direct: every rank writes its block (of its own count) straight to the root, the root
  * takes them in the order they come.
- * Paper: seed 001 (Qian), 3.4.2 Direct gather with the arrival-aware root of chapter 6, for
+ * Paper: [qian-phd] (Qian), 3.4.2 Direct gather with the arrival-aware root of chapter 6, for
  * counts that differ by rank. Only the root knows the counts and displacements; a sender knows
  * its own count, so the protocol of a message is decided from that count alone (the root reads
  * it from its counts):
@@ -15,7 +15,7 @@
  * Steps: one (plus the displacement read for single-copy senders).
  * Bytes on the wire per rank: its count, in one message; the root receives the sum of counts.
  * When it wins: the only gatherv here; Direct is what wins for gather on one node. */
-#include "coll/gather/xfer.h"
+#include "coll/xfer.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -25,7 +25,7 @@ static size_t slot_bytes(const rcoll_args_t *a)
     return (a->tl->inbox_bytes / (size_t)a->size) & ~(size_t)63;
 }
 
-static gs_proto_t proto_of(const rcoll_args_t *a, int r, size_t count)
+static rcoll_msg_proto_t proto_of(const rcoll_args_t *a, int r, size_t count)
 {
     size_t slot = slot_bytes(a);
     return gs_proto(a, count, count <= slot ? (size_t)r * slot + count : SIZE_MAX);
@@ -40,8 +40,8 @@ static int collect(rcoll_args_t *a, void *ctx, int r)
         return 0;
     size_t count = a->rcounts[r];
     rcoll_check_len(a, &ev, count);
-    gs_proto_t proto = proto_of(a, r, count);
-    if (proto != GS_ZCOPY)
+    rcoll_msg_proto_t proto = proto_of(a, r, count);
+    if (proto != RCOLL_MSG_ZCOPY)
         memcpy((char *)a->recvbuf + a->rdispls[r],
                gs_msg_data(a, r, proto, (size_t)r * slot_bytes(a), NULL), count);
     return 1;
@@ -68,7 +68,7 @@ static rcoll_status_t root_side(rcoll_args_t *a)
         if (!a->rcounts[r])
             continue;
         pending[count++] = r;
-        publish |= proto_of(a, r, a->rcounts[r]) == GS_ZCOPY;
+        publish |= proto_of(a, r, a->rcounts[r]) == RCOLL_MSG_ZCOPY;
     }
     if (publish) {
         size_t len = (size_t)a->size * sizeof(size_t);
@@ -83,9 +83,9 @@ static rcoll_status_t root_side(rcoll_args_t *a)
 
 static rcoll_status_t sender_side(rcoll_args_t *a)
 {
-    gs_proto_t proto = proto_of(a, a->rank, a->bytes);
-    size_t remote = proto == GS_COPY ? (size_t)a->rank * slot_bytes(a) : 0;
-    if (proto == GS_ZCOPY) {
+    rcoll_msg_proto_t proto = proto_of(a, a->rank, a->bytes);
+    size_t remote = proto == RCOLL_MSG_COPY ? (size_t)a->rank * slot_bytes(a) : 0;
+    if (proto == RCOLL_MSG_ZCOPY) {
         if ((size_t)a->size * sizeof(size_t) > a->tl->inbox_bytes)
             return too_many_ranks(a);
         rcoll_event_t ev = rcoll_ev_published(a->root, a->seq);
@@ -110,6 +110,8 @@ static rcoll_status_t gatherv_direct(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_gatherv_direct = {
-    "direct", RCOLL_COLL_GATHERV,
-    "seed 001 3.4.2: Direct, arrival order; single-copy senders read their displacement from the root",
-    gatherv_direct, NULL};
+    .name = "direct",
+    .coll = RCOLL_COLL_GATHERV,
+    .summary = "[qian-phd] 3.4.2: Direct, arrival order; single-copy senders read their displacement from the root",
+    .run = gatherv_direct,
+};

@@ -1,5 +1,5 @@
 /* Scatter over the k-port spanning binomial tree.
- * Paper: seed 001 (Qian), 3.4.1: the root sends k messages of P/(k+1) blocks to its k children
+ * Paper: [qian-phd] (Qian), 3.4.1: the root sends k messages of P/(k+1) blocks to its k children
  * of the top level, each of them passes one (k+1)-th of what it got to each of its k children,
  * and so on; k is RCOLL_KPORT (default 2: a 3-nomial tree), any team size, any root (ranks
  * relative to it, see ../gather/tree.h).
@@ -12,12 +12,12 @@
  * interior ranks) or, for a leaf, straight into its receive buffer. The root's runs come from
  * its send buffer by team rank (two pieces where a subtree wraps past rank P-1).
  * Bytes on the wire per rank u: span(u) * m received in one message; the root sends (P-1)*m in
- * at most k*ceil(log_{k+1} P) messages (seed 001, eq. 3.1).
+ * at most k*ceil(log_{k+1} P) messages ([qian-phd], eq. 3.1).
  * When it wins: many ranks with tiny blocks across nodes, where the root's P-1 writes cost more
  * than the extra steps. On one node Direct wins: measured at 8 ranks on 2 cores, Direct
  * 2.1-26 us against 4.0-41 us for 1 B-64 KB. */
 #include "coll/gather/tree.h"
-#include "coll/gather/xfer.h"
+#include "coll/xfer.h"
 
 #include <string.h>
 
@@ -27,7 +27,7 @@ typedef struct {
 } scatter_tree_t;
 
 /* Protocol of the message to relative rank u (its whole subtree, at offset 0 of its inbox). */
-static gs_proto_t proto_down(const rcoll_args_t *a, const gs_tree_t *t, int u)
+static rcoll_msg_proto_t proto_down(const rcoll_args_t *a, const gs_tree_t *t, int u)
 {
     size_t bytes = (size_t)gs_tree_span(t, u) * a->bytes;
     return gs_proto(a, bytes, bytes);
@@ -37,7 +37,7 @@ static rcoll_status_t scatter_binomial_prepare(rcoll_args_t *a)
 {
     gs_tree_t t;
     gs_tree_init(&t, a, a->team->scratch);
-    if (t.me == 0 || t.span == 1 || proto_down(a, &t, t.me) != GS_ZCOPY)
+    if (t.me == 0 || t.span == 1 || proto_down(a, &t, t.me) != RCOLL_MSG_ZCOPY)
         return RCOLL_OK; /* leaves get put_user data straight into their receive buffer */
     a->tmp = rcoll_team_tmp(a->team, RCOLL_TMP_ALGO, (size_t)t.span * a->bytes);
     if (!a->tmp)
@@ -53,8 +53,8 @@ static int serve_child(rcoll_args_t *a, void *ctx, int i)
     scatter_tree_t *s = ctx;
     const gs_tree_t *t = &s->tree;
     int c = t->child[i], peer = gs_tree_abs(t, c), span = gs_tree_span(t, c);
-    gs_proto_t proto = proto_down(a, t, c);
-    if (proto == GS_ZCOPY && !gs_arrived(a, peer))
+    rcoll_msg_proto_t proto = proto_down(a, t, c);
+    if (proto == RCOLL_MSG_ZCOPY && !gs_arrived(a, peer))
         return 0;
     gs_msg_t msg;
     gs_msg_begin(&msg, a, peer, proto);
@@ -83,7 +83,7 @@ static rcoll_status_t scatter_binomial(rcoll_args_t *a)
     scatter_tree_t s = {.data = NULL};
     gs_tree_t *t = &s.tree;
     gs_tree_init(t, a, a->team->scratch);
-    gs_proto_t in = GS_ZCOPY;
+    rcoll_msg_proto_t in = RCOLL_MSG_ZCOPY;
     if (t->me != 0) {
         int parent = gs_tree_abs(t, t->parent);
         rcoll_event_t ev = rcoll_ev_signal(parent, a->seq, 0);
@@ -103,6 +103,9 @@ static rcoll_status_t scatter_binomial(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_scatter_binomial = {
-    "binomial", RCOLL_COLL_SCATTER,
-    "seed 001 3.4.1: k-port binomial tree (RCOLL_KPORT), each rank passes on its subtree's part",
-    scatter_binomial, scatter_binomial_prepare};
+    .name = "binomial",
+    .coll = RCOLL_COLL_SCATTER,
+    .summary = "[qian-phd] 3.4.1: k-port binomial tree (RCOLL_KPORT), each rank passes on its subtree's part",
+    .run = scatter_binomial,
+    .prepare = scatter_binomial_prepare,
+};

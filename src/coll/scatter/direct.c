@@ -1,6 +1,6 @@
 /* Scatter Direct: the root writes each rank's block straight to it, arrived ranks first when
  * the write needs the rank to have arrived.
- * Paper: seed 001 (Qian), 3.4.1, the Direct algorithm (the sequential tree extended to k ports;
+ * Paper: [qian-phd] (Qian), 3.4.1, the Direct algorithm (the sequential tree extended to k ports;
  * on shared memory all P-1 writes go out back to back, so k does not limit it), with the
  * arrival-aware order of chapter 6: the root serves ranks that have already arrived first and
  * never waits on a late one while another could be served.
@@ -15,10 +15,10 @@
  * receivers copy out in parallel; a tree only adds forwarding steps. rcoll-bench against Open
  * MPI: 0.5-0.8x for 1 B-2 KB and 0.15x at 4 KB with 2 ranks; 0.02-0.3x up to 16 KB with 4 ranks
  * on 2 cores. */
-#include "coll/gather/xfer.h"
+#include "coll/xfer.h"
 
 
-static gs_proto_t proto_of(const rcoll_args_t *a)
+static rcoll_msg_proto_t proto_of(const rcoll_args_t *a)
 {
     return gs_proto(a, a->bytes, a->bytes);
 }
@@ -27,8 +27,8 @@ static gs_proto_t proto_of(const rcoll_args_t *a)
 static int deliver(rcoll_args_t *a, void *ctx, int r)
 {
     (void)ctx;
-    gs_proto_t proto = proto_of(a);
-    if (proto == GS_ZCOPY && !gs_arrived(a, r))
+    rcoll_msg_proto_t proto = proto_of(a);
+    if (proto == RCOLL_MSG_ZCOPY && !gs_arrived(a, r))
         return 0;
     gs_msg_t msg;
     gs_msg_begin(&msg, a, r, proto);
@@ -44,7 +44,7 @@ static rcoll_event_t arrival_of(rcoll_args_t *a, void *ctx, int r)
 
 static rcoll_status_t scatter_direct(rcoll_args_t *a)
 {
-    gs_proto_t proto = proto_of(a);
+    rcoll_msg_proto_t proto = proto_of(a);
     if (a->rank != a->root)
         return gs_recv_one(a, a->root, proto, a->recvbuf, a->bytes);
     int *pending = a->team->scratch, count = 0;
@@ -54,6 +54,8 @@ static rcoll_status_t scatter_direct(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_scatter_direct = {
-    "direct", RCOLL_COLL_SCATTER,
-    "seed 001 3.4.1: the root writes every block straight to its rank, arrived ranks first",
-    scatter_direct, NULL};
+    .name = "direct",
+    .coll = RCOLL_COLL_SCATTER,
+    .summary = "[qian-phd] 3.4.1: the root writes every block straight to its rank, arrived ranks first",
+    .run = scatter_direct,
+};

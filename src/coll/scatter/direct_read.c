@@ -1,6 +1,6 @@
 /* Scatter Direct-read: every rank takes its own block from the root instead of the root
  * writing P-1 blocks one after the other.
- * Paper: seed 001 (Qian), 3.4.1 Direct scatter, turned around as in the shared-memory
+ * Paper: [qian-phd] (Qian), 3.4.1 Direct scatter, turned around as in the shared-memory
  * collectives of chapter 6 (a buffer written once, read by all, arrival for free): the
  * receivers copy in parallel, the root's work no longer grows with P.
  * Steps: one.
@@ -58,8 +58,6 @@ static rcoll_status_t scatter_direct_read(rcoll_args_t *a)
             st = a->tl->ops->get(a->tl, a->root, a->seq, a->recvbuf, a->bytes, mine);
         return st;
     }
-    if (!a->tl->single_copy)
-        return rcoll_scatter_direct.run(a);
     if (a->rank == a->root) {
         int *items = a->team->scratch;
         return rcoll_sweep(a, items, rcoll_sweep_others(a, items), has_read, read_signal, NULL);
@@ -70,7 +68,20 @@ static rcoll_status_t scatter_direct_read(rcoll_args_t *a)
     return st;
 }
 
+static const char *scatter_direct_read_not_for(const rcoll_args_t *a)
+{
+    return !published_path(a) && !a->tl->single_copy
+               ? "blocks for single copy, which this team's transport cannot read" : NULL;
+}
+
 const rcoll_algo_t rcoll_scatter_direct_read = {
-    "direct_read", RCOLL_COLL_SCATTER,
-    "seed 001 3.4.1 + ch. 6: every rank reads its block from the root (outbox or CMA read)",
-    scatter_direct_read, scatter_direct_read_prepare};
+    .name = "direct_read",
+    .coll = RCOLL_COLL_SCATTER,
+    .summary = "[qian-phd] 3.4.1 + ch. 6: every rank reads its block from the root (outbox or CMA read)",
+    .run = scatter_direct_read,
+    .prepare = scatter_direct_read_prepare,
+    .not_for = scatter_direct_read_not_for,
+    .fallback = &rcoll_scatter_direct,
+    .limits = "blocks below the zero-copy threshold whose P blocks fit RCOLL_INBOX_BYTES (the root's "
+        "outbox), larger ones where single copy works (CMA; not with RCOLL_CMA=0)",
+};

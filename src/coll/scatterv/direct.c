@@ -1,6 +1,6 @@
 /* Scatterv Direct: the root writes each rank's block (of that rank's count) straight to it;
  * single-copy writes to arrived ranks first.
- * Paper: seed 001 (Qian), 3.4.1 Direct scatter with the arrival-aware order of chapter 6, for
+ * Paper: [qian-phd] (Qian), 3.4.1 Direct scatter with the arrival-aware order of chapter 6, for
  * counts that differ by rank. The root knows every count and displacement, a rank only its own
  * count: the protocol of a message is decided from that count, which both sides know --
  * 0 bytes: nothing is sent; <= 48: inline in the signal's cache line; below the zero-copy
@@ -10,10 +10,10 @@
  * copies its block out of the line or the inbox.
  * Steps: one. Bytes on the wire per rank: its count, in one message; the root sends the sum.
  * When it wins: the only scatterv here; Direct is what wins for scatter on one node. */
-#include "coll/gather/xfer.h"
+#include "coll/xfer.h"
 
 
-static gs_proto_t proto_of(const rcoll_args_t *a, size_t count)
+static rcoll_msg_proto_t proto_of(const rcoll_args_t *a, size_t count)
 {
     return gs_proto(a, count, count);
 }
@@ -22,8 +22,8 @@ static int deliver(rcoll_args_t *a, void *ctx, int r)
 {
     (void)ctx;
     size_t count = a->scounts[r];
-    gs_proto_t proto = proto_of(a, count);
-    if (proto == GS_ZCOPY && !gs_arrived(a, r))
+    rcoll_msg_proto_t proto = proto_of(a, count);
+    if (proto == RCOLL_MSG_ZCOPY && !gs_arrived(a, r))
         return 0;
     gs_msg_t msg;
     gs_msg_begin(&msg, a, r, proto);
@@ -54,6 +54,8 @@ static rcoll_status_t scatterv_direct(rcoll_args_t *a)
 }
 
 const rcoll_algo_t rcoll_scatterv_direct = {
-    "direct", RCOLL_COLL_SCATTERV,
-    "seed 001 3.4.1: Direct, the root writes every block to its rank, arrival order",
-    scatterv_direct, NULL};
+    .name = "direct",
+    .coll = RCOLL_COLL_SCATTERV,
+    .summary = "[qian-phd] 3.4.1: Direct, the root writes every block to its rank, arrival order",
+    .run = scatterv_direct,
+};

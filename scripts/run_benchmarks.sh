@@ -71,7 +71,7 @@ fi
 # with the registration cache (RCOLL_REG_CACHE=64) and without (0).
 if [ -x "$build/rcoll-bench" ] && [ "${RCOLL_BENCH_INTERNODE:-1}" = 1 ]; then
     tcp=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 --mca btl tcp,self
-         --mca pml ob1 -x RCOLL_PPN=1 -x UCX_TLS=tcp)
+         --mca pml ob1 -x RCOLL_PPN=1 -x RCOLL_NET=ucx -x UCX_TLS=tcp)
     saved=("${common[@]}")
     common=(--coll "${RCOLL_BENCH_INTERNODE_COLLS:-barrier,allgather,alltoall}" --impl native,rcoll -m "$sizes")
     runs=${RCOLL_BENCH_INTERNODE_RUNS:-5}
@@ -79,7 +79,17 @@ if [ -x "$build/rcoll-bench" ] && [ "${RCOLL_BENCH_INTERNODE:-1}" = 1 ]; then
         run "openmpi-tcp-run$k" 4 "${RCOLL_BENCH_INTERNODE_ITERS:-1000}" "$warm" "${tcp[@]}" "$build/rcoll-bench"
         labels+=(--label "openmpi-tcp=$out/raw/openmpi-tcp-run$k-np4.jsonl")
     done
-    notes+=(--note "openmpi-tcp: nodes emulated on this machine, every rank its own node (RCOLL_PPN=1): rcoll's traffic all over UCX tcp (UCX_TLS=tcp), native Open MPI with '--mca btl tcp,self --mca pml ob1' (its shared memory off); ppn in its table titles counts ranks per machine. $runs runs, each interleaving native and rcoll size by size: per size the run with the median ratio is shown, with the lowest and highest ratio of the runs beside it.")
+    notes+=(--note "openmpi-tcp: nodes emulated on this machine, every rank its own node (RCOLL_PPN=1): rcoll's traffic all over UCX tcp (RCOLL_NET=ucx UCX_TLS=tcp), native Open MPI with '--mca btl tcp,self --mca pml ob1' (its shared memory off); ppn in its table titles counts ranks per machine. $runs runs, each interleaving native and rcoll size by size: per size the run with the median ratio is shown, with the lowest and highest ratio of the runs beside it.")
+    # The same over the libfabric channel (its tcp provider), where this build has it.
+    if "$build/rcoll-info" --list | grep -q '^network channels (RCOLL_NET):.*\bofi\b'; then
+        ofi=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 --mca btl tcp,self
+             --mca pml ob1 -x RCOLL_PPN=1 -x RCOLL_NET=ofi -x FI_PROVIDER=tcp)
+        for ((k = 1; k <= runs; k++)); do
+            run "openmpi-tcp-ofi-run$k" 4 "${RCOLL_BENCH_INTERNODE_ITERS:-1000}" "$warm" "${ofi[@]}" "$build/rcoll-bench"
+            labels+=(--label "openmpi-tcp-ofi=$out/raw/openmpi-tcp-ofi-run$k-np4.jsonl")
+        done
+        notes+=(--note "openmpi-tcp-ofi: as openmpi-tcp, but rcoll's traffic over the libfabric channel and its tcp provider (RCOLL_NET=ofi FI_PROVIDER=tcp, i.e. tcp;ofi_rxm); the native side is the same Open MPI over its tcp BTL. $runs runs, shown as for openmpi-tcp.")
+    fi
     # The pair alternates, $runs times: the two settings meet the same machine states.
     common=(--coll allgather --impl native,rcoll -m 32768:32768 --no-reuse)
     for ((k = 1; k <= runs; k++)); do
@@ -192,8 +202,11 @@ notes+=(--note "Launch: Open MPI 'mpirun --oversubscribe --bind-to none', MPICH 
 plots=()
 rm -f "$out"/*.png # plots of an earlier run, possibly of collectives not measured now
 python3 -c 'import matplotlib' 2>/dev/null || plots=(--no-plots)
+# What each collective is (order, size, what each rank moves): rcoll's table, for the report.
+colltab=()
+"$build/rcoll-info" --colls >"$out/raw/colls.jsonl" && colltab=(--colls "$out/raw/colls.jsonl")
 python3 "$(dirname "$0")/../python/rcoll_report.py" --out "$out" "${labels[@]}" "${notes[@]}" "${plots[@]}" \
-    "${soak[@]}"
+    "${soak[@]}" "${colltab[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
     echo "run_benchmarks: FAILED runs: ${failed[*]} (the report lists what failed)" >&2
     exit 1

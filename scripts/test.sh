@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The tests: install what is missing, build, run the whole suite (unit tests, the multi-process
-# matrix on one node and over 2, 3 and 4 emulated nodes through UCX, failure and cleanup tests,
+# matrix on one node and over 2, 3 and 4 emulated nodes through each network channel (UCX and
+# libfabric, over tcp), failure and cleanup tests,
 # the registration cache, the MPI drop-in with Open MPI and MPICH), then build with
 # AddressSanitizer + UndefinedBehaviorSanitizer and run the suite again (the full and the
 # multi-node matrices, and the one without CMA, in short form there).
@@ -19,11 +20,12 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # libraries themselves leak at exit, which is not ours to report).
 (cd build-asan &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --output-on-failure --timeout 3600 \
-        -E '^(matrix_(barrier|allgather|alltoall|bcast|gather_scatter|vforms|no_cma|nodes3_tcp|nodes2_sm|nodes4_tcp|kport1|kport3)|peer_failure_nodes_.*|mpi_dropin)$' &&
+        -E '^(matrix_(barrier|allgather|alltoall|bcast|gather_scatter|vforms|no_cma|nodes3_.*|nodes4_.*|nodes2_ucx_sm|kport1|kport3)|peer_failure_nodes_.*|mpi_dropin)$' &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --quick --np 1,2,3,4,5,8,9 &&
     RCOLL_CMA=0 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --quick --np 2,3,5,9 &&
     RCOLL_KPORT=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --quick --coll allgather,alltoall --np 3,5,7 &&
     RCOLL_KPORT=3 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --quick --coll allgather,alltoall --np 5,9 &&
-    UCX_TLS=tcp ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --nodes 3 --quick --calls 2 --np 2,3,7 &&
+    RCOLL_NET=ucx UCX_TLS=tcp ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --nodes 3 --quick --calls 2 --np 2,3,7 &&
+    RCOLL_NET=ofi FI_PROVIDER=tcp ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --nodes 3 --quick --calls 2 --np 2,3,7 &&
     UCX_TLS=sm RCOLL_PPN=2 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --quick --calls 2 --np 4,5 &&
     ctest --output-on-failure --timeout 3600 -R '^mpi_dropin$')

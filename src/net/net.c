@@ -1,5 +1,7 @@
 /* The network-channel factory (net.h): which channels this build has, and which one a team
- * spanning nodes uses (RCOLL_NET=auto|ucx|ofi; auto: the first in rcoll_net_channels). */
+ * spanning nodes uses (RCOLL_NET=auto or a channel's name; auto: the first in rcoll_net_channels).
+ * Adding a channel: its folder, its entry in the list below, its CMake file
+ * (docs/contributing.md). */
 #include "net/net.h"
 
 #include <stdio.h>
@@ -22,20 +24,40 @@ const rcoll_net_ops_t *const rcoll_net_channels[] = {
 #endif
     NULL,
 };
+_Static_assert(sizeof rcoll_net_channels / sizeof rcoll_net_channels[0] <= RCOLL_NET_SLOTS + 1,
+               "more channels than RCOLL_NET_SLOTS");
+
+/* The channels built in, as "ucx, ofi". */
+void rcoll_network_channels(char *out, size_t len)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (int i = 0; rcoll_net_channels[i] && n < len; i++)
+        n += (size_t)snprintf(out + n, len - n, "%s%s", i ? ", " : "", rcoll_net_channels[i]->name);
+}
 
 const rcoll_net_ops_t *rcoll_net_choose(const rcoll_config_t *cfg, char *why, size_t why_len)
 {
-    static const char *const names[] = {"auto", "ucx", "ofi"};
-    const char *want = names[cfg->net];
     for (int i = 0; rcoll_net_channels[i]; i++)
-        if (cfg->net == RCOLL_NET_AUTO || !strcmp(rcoll_net_channels[i]->name, want))
+        if (!cfg->net[0] || !strcmp(rcoll_net_channels[i]->name, cfg->net))
             return rcoll_net_channels[i];
-    if (cfg->net == RCOLL_NET_AUTO)
+    char built[64];
+    rcoll_network_channels(built, sizeof built);
+    if (!cfg->net[0])
         snprintf(why, why_len, "this rcoll was built without a network channel (neither UCX nor "
                  "libfabric): it runs teams on one node only");
     else
-        snprintf(why, why_len, "RCOLL_NET=%s: this rcoll was built without that network channel", want);
+        snprintf(why, why_len, "RCOLL_NET=%s: this rcoll has no such network channel (built in: %s)",
+                 cfg->net, built[0] ? built : "none");
     return NULL;
+}
+
+rcoll_net_ctx_t **rcoll_net_ctx_slot(const rcoll_view_t *v, const rcoll_net_ops_t *ops)
+{
+    int i = 0;
+    while (rcoll_net_channels[i] && rcoll_net_channels[i] != ops)
+        i++;
+    return &v->net_ctx[i];
 }
 
 rcoll_status_t rcoll_net_create(const rcoll_view_t *v, const rcoll_oob_t *oob, void *area,
@@ -52,7 +74,7 @@ rcoll_status_t rcoll_net_create(const rcoll_view_t *v, const rcoll_oob_t *oob, v
 void rcoll_net_ctx_destroy_all(rcoll_net_ctx_t **slots)
 {
     for (int i = 0; rcoll_net_channels[i]; i++) {
-        rcoll_net_ctx_t **slot = &slots[rcoll_net_channels[i]->kind];
+        rcoll_net_ctx_t **slot = &slots[i];
         if (*slot)
             rcoll_net_channels[i]->ctx_destroy(*slot);
         *slot = NULL;
@@ -64,9 +86,9 @@ void rcoll_net_cache_stats(rcoll_net_ctx_t *const *slots, rcoll_reg_cache_stats_
     memset(out, 0, sizeof *out);
     for (int i = 0; slots && rcoll_net_channels[i]; i++) {
         rcoll_reg_cache_stats_t one;
-        if (!slots[rcoll_net_channels[i]->kind])
+        if (!slots[i])
             continue;
-        rcoll_net_channels[i]->cache_stats(slots[rcoll_net_channels[i]->kind], &one);
+        rcoll_net_channels[i]->cache_stats(slots[i], &one);
         *out = one; /* a context uses one channel (RCOLL_NET is read once) */
     }
 }

@@ -40,8 +40,9 @@
 typedef struct rcoll_net rcoll_net_t;
 typedef struct rcoll_net_ctx rcoll_net_ctx_t;
 
-/* Channel kinds, in the order `auto` tries them; each has a slot of per-context state. */
-typedef enum { RCOLL_NET_UCX = 0, RCOLL_NET_OFI = 1, RCOLL_NET_KINDS = 2 } rcoll_net_kind_t;
+/* The most channels one build has: the context keeps a slot of per-context state for each, in
+ * the order of rcoll_net_channels. */
+#define RCOLL_NET_SLOTS 4
 
 /* The largest packed key of a user buffer a rank can advertise. */
 #define RCOLL_NET_KEY_MAX 448
@@ -58,8 +59,7 @@ typedef struct {
 } rcoll_net_advert_t;
 
 typedef struct rcoll_net_ops {
-    const char *name;
-    rcoll_net_kind_t kind;
+    const char *name; /* as RCOLL_NET names it: letters, digits and _, lower case */
     /* ---- per context ---- */
     void (*ctx_destroy)(rcoll_net_ctx_t *c);
     void (*cache_stats)(const rcoll_net_ctx_t *c, rcoll_reg_cache_stats_t *out);
@@ -129,13 +129,16 @@ struct rcoll_net {
 /* The channels built into this library, in the order `auto` tries them (NULL-terminated). */
 extern const rcoll_net_ops_t *const rcoll_net_channels[];
 
+/* This channel's slot of per-context state (created by the first team of the context that
+ * spans nodes, under v->net_lock; destroyed by ctx_destroy with the context). */
+rcoll_net_ctx_t **rcoll_net_ctx_slot(const rcoll_view_t *v, const rcoll_net_ops_t *ops);
 /* The factory: the channel RCOLL_NET chose (auto: the first built in), created collectively
  * over the team. With no channel built in, RCOLL_ERR_UNSUPPORTED and a message that says so. */
 rcoll_status_t rcoll_net_create(const rcoll_view_t *v, const rcoll_oob_t *oob, void *area,
                                 size_t area_bytes, rcoll_net_t **out);
 /* The channel RCOLL_NET names (NULL: not built in; the message in `why`). */
 const rcoll_net_ops_t *rcoll_net_choose(const rcoll_config_t *cfg, char *why, size_t why_len);
-/* Per-context state of every kind. */
+/* Per-context state of every channel. */
 void rcoll_net_ctx_destroy_all(rcoll_net_ctx_t **slots);
 void rcoll_net_cache_stats(rcoll_net_ctx_t *const *slots, rcoll_reg_cache_stats_t *out);
 

@@ -903,7 +903,7 @@ static rcoll_status_t ucx_create(const rcoll_view_t *t, const rcoll_oob_t *oob, 
 {
     ucx_net_t *u = NULL;
     int err = ucx_alloc(t, &u) != RCOLL_OK;
-    ucx_ctx_t **shared = &t->net_ctx[RCOLL_NET_UCX];
+    ucx_ctx_t **shared = rcoll_net_ctx_slot(t, &rcoll_net_ucx);
     if (!err) { /* threads creating teams at once: one creates the UCP context, the rest wait */
         pthread_mutex_lock(t->net_lock);
         if (!*shared && ctx_create(t, shared) != RCOLL_OK)
@@ -1026,7 +1026,6 @@ static int ucx_event_fd(rcoll_net_t *n)
 
 const rcoll_net_ops_t rcoll_net_ucx = {
     .name = "ucx",
-    .kind = RCOLL_NET_UCX,
     .ctx_destroy = ucx_ctx_destroy,
     .cache_stats = ucx_cache_stats,
     .create = ucx_create,

@@ -5,7 +5,7 @@
  * Per context (struct rcoll_net_ctx, made by the first team that spans nodes, under
  * v->net_lock): the provider libfabric's own FI_PROVIDER chooses (fi_getinfo for an FI_EP_RDM
  * endpoint with RMA read and write both ways; its first answer), one fabric, domain, endpoint,
- * completion queue (FI_CQ_FORMAT_CONTEXT; with a wait descriptor, FI_WAIT_FD, where the provider
+ * completion queue (FI_CQ_FORMAT_DATA; with a wait descriptor, FI_WAIT_FD, where the provider
  * has one, else none), a table address vector, slabs of operation records and the registration
  * cache of user buffers (net/regcache.h). A peer endpoint enters the address vector once per
  * context and stays: teams share the connections libfabric makes to it.
@@ -23,6 +23,20 @@
  *   size; copied into the operation's record up to 4 KB + 128; beyond, from src, and write
  *   waits for its local completion), then the 8-byte signal word by a second fi_write
  *   (FI_INJECT). Small writes neither wait nor make a round trip.
+ *   Signals as remote CQ data (c->cq_data: manual progress, write-after-write ordering, 8 bytes
+ *   of CQ data, no FI_RX_CQ_DATA mode): the data goes by one fi_writedata (no data: 0 bytes at
+ *   the signal word) whose CQ data is {the target team's slot (8 bits), the signal word's index
+ *   in the area (20 bits), the value's low 36 bits}; the target, reading its completion queue
+ *   (which it must do anyway for the data to land under manual progress), raises the word to
+ *   the least value not below what it holds with those low bits. That is the value sent when
+ *   the word holds what this rank last raised it to and at most 2^36 - 1 less: signal words have
+ *   one writer and only rise (docs/design.md), and the sender remembers per peer what it last
+ *   raised each word to (OFI_SENT_WORDS, direct-mapped); a word it does not remember, a larger
+ *   step, a write in pieces or one that must wait in a queue goes the two-write way (which
+ *   also refreshes the memory). Each rank offers its team's slot (the context's table of teams,
+ *   OFI_SLOTS, handed out round robin; none free: its peers use two writes). One message instead
+ *   of two: the emulated 4-node small allgather and alltoall went from 1.5-2.1x native to about
+ *   0.9x (docs/tuning.md). Building with -DRCOLL_OFI_CQ_DATA=0 turns it off, to test.
  * - put_user: one fi_write (zero copy) into the buffer the peer advertised; its source stays
  *   unchanged until quiet. puts_by_message is false: send_user answers RCOLL_ERR_UNSUPPORTED and
  *   deliver_held does nothing (libfabric gives RMA everywhere, emulated by the provider where
@@ -107,6 +121,9 @@
 #define SLAB_OPS 32
 #ifndef RCOLL_OFI_ORDER
 #define RCOLL_OFI_ORDER OFI_ORDER_WAW
+#endif
+#ifndef RCOLL_OFI_CQ_DATA
+#define RCOLL_OFI_CQ_DATA 1
 #endif
 #ifndef RCOLL_OFI_MR_EXTRA
 #define RCOLL_OFI_MR_EXTRA 0
@@ -203,7 +220,7 @@ static int open_cq(ofi_ctx_t *c)
 {
     struct fi_cq_attr ca;
     memset(&ca, 0, sizeof ca);
-    ca.format = FI_CQ_FORMAT_CONTEXT;
+    ca.format = FI_CQ_FORMAT_DATA;
     ca.size = c->info->tx_attr->size + c->info->rx_attr->size;
     ca.wait_obj = FI_WAIT_FD;
     c->fd = -1;
@@ -404,6 +421,11 @@ static rcoll_status_t ctx_create(const rcoll_view_t *v, ofi_ctx_t **out)
      * on the descriptor before its slice ends, and a plain sleep of the policy's (shorter)
      * slice serves better. */
     c->sleep_fd = c->fd >= 0 && c->info->domain_attr->data_progress == FI_PROGRESS_MANUAL;
+    /* Signals as remote CQ data: where the target must look at its queue for a write to land
+     * anyway (manual progress), writes stay in order, and the data has room (see the top). */
+    c->cq_data = RCOLL_OFI_CQ_DATA && c->info->domain_attr->data_progress == FI_PROGRESS_MANUAL &&
+                 c->order == OFI_ORDER_WAW && c->info->domain_attr->cq_data_size >= sizeof(uint64_t) &&
+                 !(c->info->mode & FI_RX_CQ_DATA);
     rcoll_regcache_ops_t ops = {c, cache_reg, cache_dereg};
     const char *why = NULL;
     rcoll_regcache_init(&c->cache, (unsigned)v->cfg->reg_cache, &ops, &why);
@@ -411,10 +433,12 @@ static rcoll_status_t ctx_create(const rcoll_view_t *v, ofi_ctx_t **out)
         rcoll_view_log(v, RCOLL_LOG_WARN, "ofi transport: %s: user buffers are registered per call "
                        "(no registration cache)", why);
     rcoll_view_log(v, RCOLL_LOG_INFO, "ofi transport: provider %s, fabric %s, domain %s: %s ordering, "
-                   "mr_mode 0x%llx, inject %zu bytes, %s", c->prov, c->info->fabric_attr->name,
-                   c->info->domain_attr->name, order_name(c->order), (unsigned long long)c->mr_mode,
-                   c->inject, c->sleep_fd ? "manual progress, sleeps on its wait descriptor"
-                              : c->fd >= 0 ? "automatic progress" : "no wait descriptor");
+                   "mr_mode 0x%llx, inject %zu bytes, %s, signals %s", c->prov,
+                   c->info->fabric_attr->name, c->info->domain_attr->name, order_name(c->order),
+                   (unsigned long long)c->mr_mode, c->inject,
+                   c->sleep_fd ? "manual progress, sleeps on its wait descriptor"
+                   : c->fd >= 0 ? "automatic progress" : "no wait descriptor",
+                   c->cq_data ? "as remote CQ data" : "by a second write");
     *out = c;
     return RCOLL_OK;
 }
@@ -541,14 +565,29 @@ static unsigned read_error(ofi_ctx_t *c)
     return 1;
 }
 
+/* A peer's signal that came as remote CQ data (see the top): the word rises to the value whose
+ * low bits came, the least one not below what the word holds. A team gone: dropped. */
+static void signal_arrived(ofi_ctx_t *c, uint64_t data)
+{
+    ofi_net_t *n = c->slot[data >> (64 - OFI_SLOT_BITS)];
+    size_t off = (size_t)(data >> OFI_VALUE_BITS & ((1u << OFI_WORD_BITS) - 1)) * sizeof(uint64_t);
+    if (!n || off + sizeof(uint64_t) > n->area_bytes)
+        return;
+    uint64_t *word = (uint64_t *)((char *)n->area + off);
+    uint64_t old = __atomic_load_n(word, __ATOMIC_RELAXED);
+    __atomic_store_n(word, old + ((data - old) & OFI_VALUE_MASK), __ATOMIC_RELEASE);
+}
+
 unsigned rcoll_ofi_look_ctx(ofi_ctx_t *c)
 {
-    struct fi_cq_entry e[16];
+    struct fi_cq_data_entry e[16];
     ssize_t r = fi_cq_read(c->cq, e, sizeof e / sizeof e[0]);
     unsigned got = 0;
     if (r > 0) {
         for (ssize_t i = 0; i < r; i++)
-            if (e[i].op_context)
+            if (e[i].flags & FI_REMOTE_CQ_DATA)
+                signal_arrived(c, e[i].data);
+            else if (e[i].op_context)
                 op_complete(c, (ofi_op_t *)e[i].op_context, 0, NULL);
         got = (unsigned)r;
     } else if (r == -FI_EAVAIL) {
@@ -656,6 +695,7 @@ static void ofi_hello_at(rcoll_net_t *nn, size_t signal_off) { ((ofi_net_t *)nn)
 typedef struct {
     int32_t status;
     uint32_t prov_len, name_len, key_len;
+    int32_t slot; /* this team's slot for signals as CQ data (-1: none) */
     uint64_t area_addr, mr_mode;
 } ofi_offer_t;
 
@@ -708,7 +748,9 @@ static rcoll_status_t net_alloc(const rcoll_view_t *v, ofi_net_t **out)
         n->peer[r].net = n;
         n->peer[r].rank = r;
         n->peer[r].remote = v->local_index[r] < 0;
+        n->peer[r].slot = -1;
     }
+    n->slot = -1;
     return RCOLL_OK;
 }
 
@@ -723,6 +765,36 @@ static rcoll_status_t ctx_get(const rcoll_view_t *v, ofi_ctx_t **out)
     *out = *slot;
     pthread_mutex_unlock(v->net_lock);
     return st;
+}
+
+/* A slot for the team, where its peers' signals as CQ data find it (-1: none free, or signals
+ * go by a second write here). Round robin, so that a slot freed is reused as late as possible. */
+static int take_slot(ofi_net_t *n)
+{
+    ofi_ctx_t *c = n->c;
+    if (!c->cq_data)
+        return -1;
+    pthread_mutex_lock(n->v->net_lock);
+    for (unsigned i = 0; i < OFI_SLOTS && n->slot < 0; i++) {
+        unsigned s = (c->next_slot + i) % OFI_SLOTS;
+        if (!c->slot[s]) {
+            c->slot[s] = n;
+            n->slot = (int)s;
+            c->next_slot = s + 1;
+        }
+    }
+    pthread_mutex_unlock(n->v->net_lock);
+    return n->slot;
+}
+
+static void free_slot(ofi_net_t *n)
+{
+    if (n->slot < 0)
+        return;
+    pthread_mutex_lock(n->v->net_lock);
+    n->c->slot[n->slot] = NULL;
+    pthread_mutex_unlock(n->v->net_lock);
+    n->slot = -1;
 }
 
 /* Registers the area and describes this rank: offer and blob. */
@@ -752,6 +824,7 @@ static rcoll_status_t offer_fill(ofi_net_t *n, void *area, size_t bytes, ofi_sha
         return rcoll_view_error(n->v, RCOLL_ERR_SYSTEM, "ofi transport: no key for the area");
     o->area_addr = (uintptr_t)area;
     o->mr_mode = c->mr_mode;
+    o->slot = take_slot(n);
     return RCOLL_OK;
 }
 
@@ -833,6 +906,9 @@ static rcoll_status_t connect_peers(ofi_net_t *n, const ofi_share_t *sh)
             return rcoll_view_error(n->v, RCOLL_ERR_SYSTEM, "ofi transport: the key of rank %d's "
                                     "area is unusable here", r);
         p->area_addr = o->area_addr;
+        p->slot = o->slot;
+        if (p->slot >= 0 && c->cq_data && !(p->sent = calloc(OFI_SENT_WORDS, sizeof *p->sent)))
+            return rcoll_view_error(n->v, RCOLL_ERR_NOMEM, "ofi transport: out of memory");
     }
     return RCOLL_OK;
 }
@@ -856,8 +932,11 @@ static void ofi_destroy(rcoll_net_t *nn)
         for (int r = 0; n->peer && r < n->v->size; r++)
             if (n->peer[r].area_key_mapped)
                 fi_mr_unmap_key(c->domain, n->peer[r].area_key);
+        free_slot(n);
         close_fid(&n->area_mr);
     }
+    for (int r = 0; n->peer && r < n->v->size; r++)
+        free(n->peer[r].sent);
     free(n->peer);
     free(n);
 }

@@ -26,6 +26,22 @@
  * provider wants local buffers registered (FI_MR_LOCAL). */
 #define OFI_LOCAL_REGS 4
 
+/* A signal carried as remote CQ data (see the top of ofi.c): 64 bits = the target team's slot
+ * in the target's context | the signal word's index in its area | the value's low bits. */
+#define OFI_SLOT_BITS 8
+#define OFI_WORD_BITS 20
+#define OFI_VALUE_BITS (64 - OFI_SLOT_BITS - OFI_WORD_BITS)
+#define OFI_SLOTS (1u << OFI_SLOT_BITS)
+#define OFI_VALUE_MASK ((UINT64_C(1) << OFI_VALUE_BITS) - 1)
+/* Signal words a rank remembers per peer (what it last raised each to), direct-mapped. */
+#define OFI_SENT_WORDS 64
+
+/* A signal word of a peer's area and the value this rank last raised it to. */
+typedef struct {
+    uint32_t word; /* index + 1 (0: empty) */
+    uint64_t value;
+} ofi_sent_t;
+
 /* How a signal is kept behind the data written before it to the same peer. */
 typedef enum {
     OFI_ORDER_WAW,      /* the provider keeps writes to one peer in order (FI_ORDER_WAW) */
@@ -97,6 +113,9 @@ struct rcoll_net_ctx {
     ofi_addr_t *addrs;
     int naddrs, addrs_cap;
     struct ofi_peer *qpeers; /* peers (of any team) with queued writes */
+    bool cq_data;            /* signals may travel as remote CQ data (see the top of ofi.c) */
+    struct ofi_net *slot[OFI_SLOTS]; /* teams by the slot their peers name in CQ data */
+    unsigned next_slot;      /* slots are handed out round robin: a freed one is reused late */
     rcoll_regcache_t cache;  /* user buffers */
     char prov[48];           /* provider name (every rank must use the same) */
 };
@@ -110,6 +129,8 @@ typedef struct ofi_peer {
     fi_addr_t addr;
     uint64_t area_addr;       /* the peer's area: where it starts in its address space */
     uint64_t area_key;
+    int slot;                 /* the peer's team slot for CQ data (-1: none) */
+    ofi_sent_t *sent;         /* what this rank last raised the peer's signal words to */
     bool area_key_mapped;     /* FI_MR_RAW: area_key came from fi_mr_map_raw */
     long inflight;            /* writes to the peer not yet completed (queued ones included) */
     long unordered;           /* ... of them posted with FI_DELIVERY_COMPLETE, not yet delivered */
@@ -138,6 +159,7 @@ struct ofi_net {
     long borrowed;            /* ... of them still reading the caller's buffer (quiet) */
     long queued;              /* ... of them waiting in a peer's queue (quiet) */
     size_t hello_off;         /* word in a peer's area raised on first contact (0: none) */
+    int slot;                 /* this team's slot in the context (-1: none) */
     rcoll_reg_entry_t call_reg;                   /* cache off: this call's advertised buffer */
     rcoll_reg_entry_t local_reg[OFI_LOCAL_REGS];  /* cache off, FI_MR_LOCAL: local buffers */
 };

@@ -15,6 +15,7 @@ typedef struct {
     size_t len;
     void *desc;
     uint64_t raddr, key;
+    uint64_t data; /* remote CQ data (posted with FI_REMOTE_CQ_DATA) */
 } span_t;
 
 static const char *coll(const ofi_net_t *n) { return rcoll_view_coll(n->v, "ofi"); }
@@ -49,7 +50,7 @@ static ssize_t post_once(ofi_ctx_t *c, const ofi_peer_t *p, ofi_op_t *o, bool wr
     struct iovec iov = {s->buf, s->len};
     void *desc = s->desc;
     struct fi_rma_iov rma = {s->raddr, s->len, s->key};
-    struct fi_msg_rma msg = {&iov, &desc, 1, p->addr, &rma, 1, o, 0};
+    struct fi_msg_rma msg = {&iov, &desc, 1, p->addr, &rma, 1, o, s->data};
     return write ? fi_writemsg(c->ep, &msg, flags | FI_COMPLETION)
                  : fi_readmsg(c->ep, &msg, flags | FI_COMPLETION);
 }
@@ -171,7 +172,7 @@ static void kick_peer(ofi_peer_t *p)
     }
     while (p->qhead && p->unordered == 0) {
         ofi_op_t *o = p->qhead;
-        span_t s = {o->buf, o->len, o->desc, o->raddr, o->key};
+        span_t s = {o->buf, o->len, o->desc, o->raddr, o->key, 0};
         ssize_t r = post_once(n->c, p, o, true, &s, o->post_flags);
         if (r == -FI_EAGAIN)
             return;
@@ -361,7 +362,7 @@ static rcoll_status_t local_desc(ofi_net_t *n, const void *addr, size_t len, voi
 
 static rcoll_status_t write_span(ofi_net_t *n, ofi_peer_t *p, const void *src, size_t len,
                                  uint64_t raddr, uint64_t key, bool signal, bool keep_src,
-                                 const char *what);
+                                 const uint64_t *cq_data, const char *what);
 
 /* First contact: the peer's hello word rises, so that it knows at team destruction that this
  * rank waits for its goodbye (contacted). */
@@ -376,14 +377,14 @@ static rcoll_status_t contact(ofi_net_t *n, ofi_peer_t *p)
         return RCOLL_OK;
     uint64_t one = 1;
     return write_span(n, p, &one, sizeof one, area_raddr(n, p, n->hello_off), p->area_key, true, false,
-                      "hello to");
+                      NULL, "hello to");
 }
 
 /* One piece (at most max_msg bytes): injected, copied into the record, or from src (waited for
- * unless the source stays until quiet). */
+ * unless the source stays until quiet); with remote CQ data when cq_data is not NULL. */
 static rcoll_status_t write_piece(ofi_net_t *n, ofi_peer_t *p, const void *src, size_t len,
                                   uint64_t raddr, uint64_t key, uint64_t flags, bool keep_src,
-                                  const char *what)
+                                  const uint64_t *cq_data, const char *what)
 {
     ofi_ctx_t *c = n->c;
     unsigned of = OFI_OP_COUNTED;
@@ -411,7 +412,9 @@ static rcoll_status_t write_piece(ofi_net_t *n, ofi_peer_t *p, const void *src, 
         src = o->buf;
         desc = o->desc;
     }
-    span_t s = {(void *)src, len, desc, raddr, key};
+    span_t s = {(void *)src, len, desc, raddr, key, cq_data ? *cq_data : 0};
+    if (cq_data)
+        flags |= FI_REMOTE_CQ_DATA;
     rcoll_status_t st = post(n, p, o, true, &s, flags, what);
     if (st != RCOLL_OK || !wait)
         return st;
@@ -421,14 +424,15 @@ static rcoll_status_t write_piece(ofi_net_t *n, ofi_peer_t *p, const void *src, 
 /* len bytes from src to raddr in p. A signal (and the first write after fence) lands after
  * everything written to p before it: free under WAW ordering, FI_FENCE under fence ordering, else
  * queued behind what is not yet delivered (see the top of ofi.c). keep_src: src stays unchanged
- * until quiet (zero copy, no wait), else it is free on return. */
+ * until quiet (zero copy, no wait), else it is free on return. cq_data (a signal, never queued:
+ * see cq_signal): remote CQ data on the last piece. */
 static rcoll_status_t write_span(ofi_net_t *n, ofi_peer_t *p, const void *src, size_t len,
                                  uint64_t raddr, uint64_t key, bool signal, bool keep_src,
-                                 const char *what)
+                                 const uint64_t *cq_data, const char *what)
 {
     ofi_ctx_t *c = n->c;
     rcoll_status_t st = contact(n, p);
-    if (st != RCOLL_OK || !len)
+    if (st != RCOLL_OK || (!len && !cq_data))
         return st;
     bool after = signal || p->fence_next;
     p->fence_next = false;
@@ -440,13 +444,38 @@ static rcoll_status_t write_span(ofi_net_t *n, ofi_peer_t *p, const void *src, s
             return st;
     }
     const unsigned char *s = src;
-    for (size_t done = 0; done < len && st == RCOLL_OK;) {
+    size_t done = 0;
+    do { /* once at least: a signal as CQ data may carry no data */
         size_t piece = len - done < c->max_msg ? len - done : c->max_msg;
-        st = write_piece(n, p, s + done, piece, raddr + done, key, flags, keep_src, what);
+        st = write_piece(n, p, s + done, piece, raddr + done, key, flags, keep_src,
+                         done + piece == len ? cq_data : NULL, what);
         flags = 0; /* the ones after a fenced write wait behind it */
         done += piece;
-    }
+    } while (done < len && st == RCOLL_OK);
     return st;
+}
+
+/* Whether the signal can ride on the data's write as remote CQ data (one message instead of
+ * two; see the top of ofi.c): the context allows it, the data goes in one piece that nothing
+ * must wait behind, and the peer can rebuild the value from its word, which holds what this
+ * rank last raised it to (remembered here) no more than OFI_VALUE_MASK below. Remembers value
+ * either way; *data: the CQ data. */
+static bool cq_signal(ofi_net_t *n, ofi_peer_t *p, size_t len, size_t signal_off, uint64_t value,
+                      uint64_t *data)
+{
+    ofi_ctx_t *c = n->c;
+    size_t word = signal_off / sizeof(uint64_t);
+    if (!p->sent || signal_off % sizeof(uint64_t) || word >= (1u << OFI_WORD_BITS))
+        return false;
+    ofi_sent_t *e = &p->sent[word % OFI_SENT_WORDS];
+    bool known = e->word == word + 1 && value >= e->value && value - e->value <= OFI_VALUE_MASK;
+    e->word = (uint32_t)word + 1;
+    e->value = value;
+    if (!known || len > c->max_msg || needs_delivery(c, len) || p->unordered > 0 || p->qhead)
+        return false;
+    *data = (uint64_t)p->slot << (64 - OFI_SLOT_BITS) | (uint64_t)word << OFI_VALUE_BITS |
+            (value & OFI_VALUE_MASK);
+    return true;
 }
 
 rcoll_status_t rcoll_ofi_write(rcoll_net_t *nn, int peer, const void *src, size_t len, size_t area_off,
@@ -455,12 +484,17 @@ rcoll_status_t rcoll_ofi_write(rcoll_net_t *nn, int peer, const void *src, size_
     ofi_net_t *n = (ofi_net_t *)nn;
     ofi_peer_t *p = &n->peer[peer];
     rcoll_status_t st = contact(n, p);
+    uint64_t data;
+    bool signal = signal_off != RCOLL_NET_NO_SIGNAL;
+    if (st == RCOLL_OK && signal && cq_signal(n, p, len, signal_off, value, &data))
+        return write_span(n, p, src, len, area_raddr(n, p, len ? area_off : signal_off), p->area_key,
+                          true, false, &data, "write to");
     if (st == RCOLL_OK && len)
         st = write_span(n, p, src, len, area_raddr(n, p, area_off), p->area_key, false, false,
-                        "write to");
-    if (st == RCOLL_OK && signal_off != RCOLL_NET_NO_SIGNAL)
+                        NULL, "write to");
+    if (st == RCOLL_OK && signal)
         st = write_span(n, p, &value, sizeof value, area_raddr(n, p, signal_off), p->area_key, true,
-                        false, "write to");
+                        false, NULL, "write to");
     return st;
 }
 
@@ -525,7 +559,7 @@ rcoll_status_t rcoll_ofi_put_user(rcoll_net_t *nn, int peer, const void *src, si
     if (st != RCOLL_OK)
         return st;
     return write_span(n, p, src, len, rcoll_ofi_raddr(n->c, start, adv->addr + offset), key, false,
-                      true, "write to");
+                      true, NULL, "write to");
 }
 
 rcoll_status_t rcoll_ofi_send_user(rcoll_net_t *nn, int peer, const void *src, size_t len,
@@ -571,7 +605,7 @@ static rcoll_status_t read_span(ofi_net_t *n, ofi_peer_t *p, void *dst, size_t l
         if (!o)
             return rcoll_ofi_no_memory(n);
         o->len = piece;
-        span_t s = {small ? o->buf : d + done, piece, small ? o->desc : desc, raddr + done, key};
+        span_t s = {small ? o->buf : d + done, piece, small ? o->desc : desc, raddr + done, key, 0};
         st = post(n, p, o, false, &s, 0, what);
         if (st == RCOLL_OK)
             st = wait_op(n, p, o, small ? d + done : NULL, what);
@@ -618,7 +652,7 @@ int rcoll_ofi_poll(rcoll_net_t *nn, int peer, void *dst, size_t len, size_t area
             return rcoll_ofi_no_memory(n);
         o->len = len;
         o->off = area_off;
-        span_t s = {o->buf, len, o->desc, area_raddr(n, p, area_off), p->area_key};
+        span_t s = {o->buf, len, o->desc, area_raddr(n, p, area_off), p->area_key, 0};
         if ((st = post(n, p, o, false, &s, 0, "read from")) != RCOLL_OK)
             return st;
         p->poll = o;

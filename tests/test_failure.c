@@ -175,9 +175,13 @@ int main(void)
             rcoll_algo_names((rcoll_coll_t)coll, names, sizeof names);
             for (char *a = strtok_r(names, ", ", &save); a; a = strtok_r(NULL, ", ", &save)) {
                 const char *only = getenv("TEST_ALGO"); /* "coll:algo", for a single case */
-                char name[96];
+                const char *colls = getenv("TEST_COLL"); /* "barrier,bcast": those collectives */
+                char name[96], key[40];
                 snprintf(name, sizeof name, "%s:%s", rcoll_coll_name((rcoll_coll_t)coll), a);
-                if (only && strcmp(only, name))
+                snprintf(key, sizeof key, ",%s,", rcoll_coll_name((rcoll_coll_t)coll));
+                char list[256];
+                snprintf(list, sizeof list, ",%s,", colls ? colls : "");
+                if ((only && strcmp(only, name)) || (colls && !strstr(list, key)))
                     continue;
                 case_t c = {(rcoll_coll_t)coll, a, scenario};
                 double t0 = now_s();

@@ -161,9 +161,10 @@ RCOLL_API int rcoll_coll_from_name(const char *name);
 
 /* Selection, without a team: which algorithm rcoll would run and why (for rcoll-info). `bytes`
  * is the block per rank (the message for bcast; ignored for the v-forms, chosen by team size
- * only as their counts differ by rank). The overrides of the context's configuration
- * (RCOLL_<COLL>_ALGO) apply. Writes a readable
- * explanation into `why` and returns the algorithm name, or NULL with the error in `why`. */
+ * only as their counts differ by rank). The overrides of the context's configuration apply
+ * (RCOLL_<COLL>_ALGO, and RCOLL_TUNE's rules per size range). Writes a readable explanation
+ * into `why` (which rule chose: a default one or the user's) and returns the algorithm name,
+ * or NULL with the error in `why`. */
 RCOLL_API const char *rcoll_explain(rcoll_context_t *ctx, rcoll_coll_t coll, size_t bytes, int team_size,
                           int ppn, char *why, size_t why_len);
 /* Writes the algorithm registry (name, collective, constraints, description) to `buf`. */

@@ -27,16 +27,20 @@
  *   of CQ data, no FI_RX_CQ_DATA mode): the data goes by one fi_writedata (no data: 0 bytes at
  *   the signal word) whose CQ data is {the target team's slot (8 bits), the signal word's index
  *   in the area (20 bits), the value's low 36 bits}; the target, reading its completion queue
- *   (which it must do anyway for the data to land under manual progress), raises the word to
- *   the least value not below what it holds with those low bits. That is the value sent when
- *   the word holds what this rank last raised it to and at most 2^36 - 1 less: signal words have
- *   one writer and only rise (docs/design.md), and the sender remembers per peer what it last
- *   raised each word to (OFI_SENT_WORDS, direct-mapped); a word it does not remember, a larger
- *   step, a write in pieces or one that must wait in a queue goes the two-write way (which
- *   also refreshes the memory). Each rank offers its team's slot (the context's table of teams,
- *   OFI_SLOTS, handed out round robin; none free: its peers use two writes). One message instead
- *   of two: the emulated 4-node small allgather and alltoall went from 1.5-2.1x native to about
- *   0.9x (docs/tuning.md). Building with -DRCOLL_OFI_CQ_DATA=0 turns it off, to test.
+ *   (which it must do anyway for the data to land under manual progress), raises the word by
+ *   the step those low bits give over what it holds. That is the value sent when the word holds
+ *   what this rank last raised it to and at most OFI_STEP_MAX (2^35 - 1) less: signal words
+ *   have one writer and only rise (docs/design.md), and the sender remembers per peer what it
+ *   last raised each word to (a table that never forgets). The first signal to a word in a team
+ *   goes by a plain second write (nothing of it can be in the peer's queue yet); every later
+ *   one as CQ data, so that no plain write overtakes an entry still unread in the peer's queue
+ *   (a step larger than OFI_STEP_MAX, a word raised again after half a million calls of the
+ *   team, would go plain, and the target drops an entry that reads as a step back). Data longer
+ *   than one piece goes first and an empty fi_writedata carries the signal after it (queued like
+ *   any signal where ordering needs it). Each rank offers its team's slot (the context's table
+ *   of teams, OFI_SLOTS, handed out round robin; none free: its peers use two writes). One
+ *   message instead of two: the emulated 4-node small allgather and alltoall went from 1.5-2.1x
+ *   native to about 0.9x (docs/tuning.md). Building with -DRCOLL_OFI_CQ_DATA=0 turns it off.
  * - put_user: one fi_write (zero copy) into the buffer the peer advertised; its source stays
  *   unchanged until quiet. puts_by_message is false: send_user answers RCOLL_ERR_UNSUPPORTED and
  *   deliver_held does nothing (libfabric gives RMA everywhere, emulated by the provider where
@@ -566,7 +570,9 @@ static unsigned read_error(ofi_ctx_t *c)
 }
 
 /* A peer's signal that came as remote CQ data (see the top): the word rises to the value whose
- * low bits came, the least one not below what the word holds. A team gone: dropped. */
+ * low bits came, the least one not below what the word holds; one that reads as a step of more
+ * than OFI_STEP_MAX is older than what the word holds (a later plain write landed first) and is
+ * dropped, as is one for a team gone. */
 static void signal_arrived(ofi_ctx_t *c, uint64_t data)
 {
     ofi_net_t *n = c->slot[data >> (64 - OFI_SLOT_BITS)];
@@ -575,7 +581,9 @@ static void signal_arrived(ofi_ctx_t *c, uint64_t data)
         return;
     uint64_t *word = (uint64_t *)((char *)n->area + off);
     uint64_t old = __atomic_load_n(word, __ATOMIC_RELAXED);
-    __atomic_store_n(word, old + ((data - old) & OFI_VALUE_MASK), __ATOMIC_RELEASE);
+    uint64_t step = (data - old) & OFI_VALUE_MASK;
+    if (step <= OFI_STEP_MAX) /* else an older value than the word holds: dropped */
+        __atomic_store_n(word, old + step, __ATOMIC_RELEASE);
 }
 
 unsigned rcoll_ofi_look_ctx(ofi_ctx_t *c)
@@ -907,8 +915,7 @@ static rcoll_status_t connect_peers(ofi_net_t *n, const ofi_share_t *sh)
                                     "area is unusable here", r);
         p->area_addr = o->area_addr;
         p->slot = o->slot;
-        if (p->slot >= 0 && c->cq_data && !(p->sent = calloc(OFI_SENT_WORDS, sizeof *p->sent)))
-            return rcoll_view_error(n->v, RCOLL_ERR_NOMEM, "ofi transport: out of memory");
+        p->cq_data = p->slot >= 0 && c->cq_data;
     }
     return RCOLL_OK;
 }

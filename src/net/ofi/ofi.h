@@ -33,10 +33,12 @@
 #define OFI_VALUE_BITS (64 - OFI_SLOT_BITS - OFI_WORD_BITS)
 #define OFI_SLOTS (1u << OFI_SLOT_BITS)
 #define OFI_VALUE_MASK ((UINT64_C(1) << OFI_VALUE_BITS) - 1)
-/* Signal words a rank remembers per peer (what it last raised each to), direct-mapped. */
-#define OFI_SENT_WORDS 64
+/* The largest step of a word a signal as CQ data carries: a step back (an entry read after a
+ * later value landed by a plain write) then reads as more than this, and is dropped. */
+#define OFI_STEP_MAX (OFI_VALUE_MASK >> 1)
 
-/* A signal word of a peer's area and the value this rank last raised it to. */
+/* A signal word of a peer's area and the value this rank last raised it to (one entry of the
+ * peer's table, open addressing, never evicted: see cq_signal in rma.c). */
 typedef struct {
     uint32_t word; /* index + 1 (0: empty) */
     uint64_t value;
@@ -75,6 +77,7 @@ typedef struct ofi_op {
     size_t len, off;         /* a poll: what it reads; a queued write: its length */
     struct ofi_op *qnext;    /* a queued write: the next in its peer's queue */
     uint64_t raddr, key, post_flags; /* ... where it goes */
+    uint64_t cq_data;        /* ... its remote CQ data (with FI_REMOTE_CQ_DATA in post_flags) */
     void *desc;              /* the local descriptor of buf */
     unsigned char buf[OFI_OP_BUF] __attribute__((aligned(64)));
 } ofi_op_t;
@@ -130,7 +133,9 @@ typedef struct ofi_peer {
     uint64_t area_addr;       /* the peer's area: where it starts in its address space */
     uint64_t area_key;
     int slot;                 /* the peer's team slot for CQ data (-1: none) */
+    bool cq_data;             /* signals to the peer may go as CQ data (its slot, the context) */
     ofi_sent_t *sent;         /* what this rank last raised the peer's signal words to */
+    uint32_t sent_cap, sent_used;
     bool area_key_mapped;     /* FI_MR_RAW: area_key came from fi_mr_map_raw */
     long inflight;            /* writes to the peer not yet completed (queued ones included) */
     long unordered;           /* ... of them posted with FI_DELIVERY_COMPLETE, not yet delivered */

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rdma/fi_errno.h>
@@ -120,7 +121,7 @@ static bool needs_delivery(const ofi_ctx_t *c, size_t len)
 
 /* A copy of the write, posted when everything before it to p has been delivered. */
 static rcoll_status_t enqueue(ofi_net_t *n, ofi_peer_t *p, const void *src, size_t len, uint64_t raddr,
-                              uint64_t key, uint64_t flags)
+                              uint64_t key, uint64_t flags, const uint64_t *cq_data)
 {
     ofi_ctx_t *c = n->c;
     bool deliver = needs_delivery(c, len);
@@ -131,7 +132,9 @@ static rcoll_status_t enqueue(ofi_net_t *n, ofi_peer_t *p, const void *src, size
     o->len = len;
     o->raddr = raddr;
     o->key = key;
-    o->post_flags = flags | (deliver ? FI_DELIVERY_COMPLETE : 0) | (len <= c->inject ? FI_INJECT : 0);
+    o->post_flags = flags | (deliver ? FI_DELIVERY_COMPLETE : 0) | (len <= c->inject ? FI_INJECT : 0) |
+                    (cq_data ? FI_REMOTE_CQ_DATA : 0);
+    o->cq_data = cq_data ? *cq_data : 0;
     o->queued = true;
     if (p->qtail)
         p->qtail->qnext = o;
@@ -172,7 +175,7 @@ static void kick_peer(ofi_peer_t *p)
     }
     while (p->qhead && p->unordered == 0) {
         ofi_op_t *o = p->qhead;
-        span_t s = {o->buf, o->len, o->desc, o->raddr, o->key, 0};
+        span_t s = {o->buf, o->len, o->desc, o->raddr, o->key, o->cq_data};
         ssize_t r = post_once(n->c, p, o, true, &s, o->post_flags);
         if (r == -FI_EAGAIN)
             return;
@@ -424,8 +427,8 @@ static rcoll_status_t write_piece(ofi_net_t *n, ofi_peer_t *p, const void *src, 
 /* len bytes from src to raddr in p. A signal (and the first write after fence) lands after
  * everything written to p before it: free under WAW ordering, FI_FENCE under fence ordering, else
  * queued behind what is not yet delivered (see the top of ofi.c). keep_src: src stays unchanged
- * until quiet (zero copy, no wait), else it is free on return. cq_data (a signal, never queued:
- * see cq_signal): remote CQ data on the last piece. */
+ * until quiet (zero copy, no wait), else it is free on return. cq_data (a signal): remote CQ
+ * data on the last piece (queued with it), or alone on an empty write when len is 0. */
 static rcoll_status_t write_span(ofi_net_t *n, ofi_peer_t *p, const void *src, size_t len,
                                  uint64_t raddr, uint64_t key, bool signal, bool keep_src,
                                  const uint64_t *cq_data, const char *what)
@@ -439,7 +442,7 @@ static rcoll_status_t write_span(ofi_net_t *n, ofi_peer_t *p, const void *src, s
     uint64_t flags = after && c->order == OFI_ORDER_FENCE ? FI_FENCE : 0;
     if (after && (p->unordered > 0 || p->qhead)) {
         if (len <= OFI_OP_BUF && len <= c->max_msg)
-            return enqueue(n, p, src, len, raddr, key, flags);
+            return enqueue(n, p, src, len, raddr, key, flags, cq_data);
         if ((st = drain_peer(n, p, what)) != RCOLL_OK) /* a large one waits for its turn */
             return st;
     }
@@ -455,29 +458,62 @@ static rcoll_status_t write_span(ofi_net_t *n, ofi_peer_t *p, const void *src, s
     return st;
 }
 
-/* Whether the signal can ride on the data's write as remote CQ data (one message instead of
- * two; see the top of ofi.c): the context allows it, the data goes in one piece that nothing
- * must wait behind, and the peer can rebuild the value from its word, which holds what this
- * rank last raised it to (remembered here) no more than OFI_VALUE_MASK below. Remembers value
- * either way; *data: the CQ data. */
-static bool cq_signal(ofi_net_t *n, ofi_peer_t *p, size_t len, size_t signal_off, uint64_t value,
-                      uint64_t *data)
+/* p's entry for signal word `word`, inserted if new (NULL: no room, and the word not there). */
+static ofi_sent_t *sent_entry(ofi_peer_t *p, uint32_t word)
 {
-    ofi_ctx_t *c = n->c;
-    size_t word = signal_off / sizeof(uint64_t);
-    if (!p->sent || signal_off % sizeof(uint64_t) || word >= (1u << OFI_WORD_BITS))
-        return false;
-    ofi_sent_t *e = &p->sent[word % OFI_SENT_WORDS];
-    bool known = e->word == word + 1 && value >= e->value && value - e->value <= OFI_VALUE_MASK;
-    e->word = (uint32_t)word + 1;
-    e->value = value;
-    if (!known || len > c->max_msg || needs_delivery(c, len) || p->unordered > 0 || p->qhead)
-        return false;
-    *data = (uint64_t)p->slot << (64 - OFI_SLOT_BITS) | (uint64_t)word << OFI_VALUE_BITS |
-            (value & OFI_VALUE_MASK);
-    return true;
+    if (2 * (p->sent_used + 1) > p->sent_cap) { /* grow: at most half full */
+        uint32_t cap = p->sent_cap ? 2 * p->sent_cap : 16;
+        ofi_sent_t *t = calloc(cap, sizeof *t);
+        if (t) {
+            for (uint32_t i = 0; i < p->sent_cap; i++)
+                for (uint32_t h = p->sent[i].word * 2654435761u; p->sent[i].word; h++)
+                    if (!t[h & (cap - 1)].word) {
+                        t[h & (cap - 1)] = p->sent[i];
+                        break;
+                    }
+            free(p->sent);
+            p->sent = t;
+            p->sent_cap = cap;
+        }
+    }
+    for (uint32_t h = (word + 1) * 2654435761u, i = 0; i < p->sent_cap; h++, i++) {
+        ofi_sent_t *e = &p->sent[h & (p->sent_cap - 1)];
+        if (e->word == word + 1)
+            return e;
+        if (!e->word) {
+            if (2 * (p->sent_used + 1) > p->sent_cap)
+                return NULL; /* the table could not grow */
+            p->sent_used++;
+            e->word = word + 1;
+            return e;
+        }
+    }
+    return NULL;
 }
 
+/* Whether the signal goes as remote CQ data (see the top of ofi.c): the peer can rebuild the
+ * value from its word, which holds what this rank last raised it to (remembered here, never
+ * forgotten: once a word has had a signal as CQ data, every later one goes so too, so that no
+ * plain write overtakes an entry still in the peer's queue) and at most OFI_STEP_MAX below.
+ * Remembers value either way; *data: the CQ data. */
+static bool cq_signal(ofi_peer_t *p, size_t signal_off, uint64_t value, uint64_t *data)
+{
+    size_t word = signal_off / sizeof(uint64_t);
+    if (!p->cq_data || signal_off % sizeof(uint64_t) || word >= (1u << OFI_WORD_BITS))
+        return false;
+    ofi_sent_t *e = sent_entry(p, (uint32_t)word);
+    if (!e)
+        return false; /* a new word (never sent as CQ data): a plain write is safe */
+    bool known = e->value && value >= e->value && value - e->value <= OFI_STEP_MAX;
+    e->value = value;
+    *data = (uint64_t)p->slot << (64 - OFI_SLOT_BITS) | (uint64_t)word << OFI_VALUE_BITS |
+            (value & OFI_VALUE_MASK);
+    return known;
+}
+
+/* With its signal as CQ data, data that goes in one piece carries it (the piece lands whole
+ * before its completion); longer data goes first and an empty write carries the signal after
+ * it. Otherwise the signal word goes by a second write. */
 rcoll_status_t rcoll_ofi_write(rcoll_net_t *nn, int peer, const void *src, size_t len, size_t area_off,
                                size_t signal_off, uint64_t value)
 {
@@ -486,15 +522,16 @@ rcoll_status_t rcoll_ofi_write(rcoll_net_t *nn, int peer, const void *src, size_
     rcoll_status_t st = contact(n, p);
     uint64_t data;
     bool signal = signal_off != RCOLL_NET_NO_SIGNAL;
-    if (st == RCOLL_OK && signal && cq_signal(n, p, len, signal_off, value, &data))
+    bool as_cq = st == RCOLL_OK && signal && cq_signal(p, signal_off, value, &data);
+    if (as_cq && len <= n->c->max_msg)
         return write_span(n, p, src, len, area_raddr(n, p, len ? area_off : signal_off), p->area_key,
                           true, false, &data, "write to");
     if (st == RCOLL_OK && len)
         st = write_span(n, p, src, len, area_raddr(n, p, area_off), p->area_key, false, false,
                         NULL, "write to");
     if (st == RCOLL_OK && signal)
-        st = write_span(n, p, &value, sizeof value, area_raddr(n, p, signal_off), p->area_key, true,
-                        false, NULL, "write to");
+        st = write_span(n, p, &value, as_cq ? 0 : sizeof value, area_raddr(n, p, signal_off),
+                        p->area_key, true, false, as_cq ? &data : NULL, "write to");
     return st;
 }
 

@@ -80,15 +80,17 @@ if [ -x "$build/rcoll-bench" ] && [ "${RCOLL_BENCH_INTERNODE:-1}" = 1 ]; then
         labels+=(--label "openmpi-tcp=$out/raw/openmpi-tcp-run$k-np4.jsonl")
     done
     notes+=(--note "openmpi-tcp: nodes emulated on this machine, every rank its own node (RCOLL_PPN=1): rcoll's traffic all over UCX tcp (RCOLL_NET=ucx UCX_TLS=tcp), native Open MPI with '--mca btl tcp,self --mca pml ob1' (its shared memory off); ppn in its table titles counts ranks per machine. $runs runs, each interleaving native and rcoll size by size: per size the run with the median ratio is shown, with the lowest and highest ratio of the runs beside it.")
-    # The same over the libfabric channel (its tcp provider), where this build has it.
+    # The same over the libfabric channel, where this build has it: the tcp provider's own
+    # reliable-datagram endpoint (libfabric 1.17 calls it net; from 1.18 it is tcp's, and
+    # FI_PROVIDER=tcp gives tcp;ofi_rxm here: docs/tuning.md has both).
     if "$build/rcoll-info" --list | grep -q '^network channels (RCOLL_NET):.*\bofi\b'; then
         ofi=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 --mca btl tcp,self
-             --mca pml ob1 -x RCOLL_PPN=1 -x RCOLL_NET=ofi -x FI_PROVIDER=tcp)
+             --mca pml ob1 -x RCOLL_PPN=1 -x RCOLL_NET=ofi -x FI_PROVIDER=net)
         for ((k = 1; k <= runs; k++)); do
             run "openmpi-tcp-ofi-run$k" 4 "${RCOLL_BENCH_INTERNODE_ITERS:-1000}" "$warm" "${ofi[@]}" "$build/rcoll-bench"
             labels+=(--label "openmpi-tcp-ofi=$out/raw/openmpi-tcp-ofi-run$k-np4.jsonl")
         done
-        notes+=(--note "openmpi-tcp-ofi: as openmpi-tcp, but rcoll's traffic over the libfabric channel and its tcp provider (RCOLL_NET=ofi FI_PROVIDER=tcp, i.e. tcp;ofi_rxm); the native side is the same Open MPI over its tcp BTL. $runs runs, shown as for openmpi-tcp.")
+        notes+=(--note "openmpi-tcp-ofi: as openmpi-tcp, but rcoll's traffic over the libfabric channel and the tcp provider's own reliable-datagram endpoint (RCOLL_NET=ofi FI_PROVIDER=net: libfabric 1.17's name for it; manual progress, signals as remote CQ data); the native side is the same Open MPI over its tcp BTL. $runs runs, shown as for openmpi-tcp.")
     fi
     # The pair alternates, $runs times: the two settings meet the same machine states.
     common=(--coll allgather --impl native,rcoll -m 32768:32768 --no-reuse)

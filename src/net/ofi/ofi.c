@@ -79,13 +79,18 @@
  * data and reads), the area has its descriptor, and larger local buffers are registered through
  * the registration cache (without the cache, up to OFI_LOCAL_REGS per call, dropped at its end).
  *
- * Progress: tcp;ofi_rxm and shm (manual progress) move data only inside libfabric calls, the
- * target of an RMA included: every wait of the node transport calls pause, which reads the
- * completion queue (look) each time. In its sleeping phase, with manual progress and a wait
- * descriptor, it sleeps on the descriptor (fi_trywait first) for one slice of the policy and
- * reads the queue again when it wakes, so what woke it has landed when the caller looks; with
- * automatic progress (sockets, net) a peer's write raises no completion and wakes nothing, and
- * without a descriptor (shm), the sleeping phase sleeps one slice. Every wait ends at the team's
+ * Progress: the context asks for manual data progress first and keeps it where its completion
+ * queue gives a wait descriptor (tcp;ofi_rxm; net, whose default is automatic); otherwise it
+ * takes the provider's own choice (sockets: automatic -- asked for manual, it gives no
+ * descriptor and its writes of more than 4 KB stalled here; shm: manual, no descriptor).
+ * Manual progress moves data only inside libfabric calls, the target of an RMA included: every
+ * wait of the node transport calls pause, which reads the completion queue (look) each time. In
+ * its sleeping phase, with a wait descriptor, it sleeps on the descriptor (fi_trywait first) for
+ * one slice of the policy and reads the queue again when it wakes, so what woke it has landed
+ * when the caller looks; with automatic progress a peer's write raises no completion and wakes
+ * nothing, and without a descriptor the sleeping phase sleeps one slice. Signals go as CQ data
+ * only under manual progress; on net that took the emulated 4-node small allgather, alltoall
+ * and barrier from about 1.5x native to about 0.7x (docs/tuning.md). Every wait ends at the team's
  * timeout (v->wait->timeout_ns) with a message naming the peer ("<coll>: write to rank N timed
  * out"), and at once when the provider reports an operation to the peer failed (the peer is then
  * marked failed) or, for a peer on this host, when v->process_gone says its process ended.
@@ -96,7 +101,7 @@
  *
  * Tested with libfabric 1.17, nodes emulated on one host: tcp;ofi_rxm (WAW, mr_mode 0: offsets
  * and keys chosen here, manual progress, wait descriptor), sockets (WAW, automatic progress),
- * net (WAW, automatic progress), shm (no write ordering and no fence: delivery ordering,
+ * net (WAW, manual progress, wait descriptor), shm (no write ordering and no fence: delivery ordering,
  * FI_MR_VIRT_ADDR, no wait descriptor); delivery ordering and FI_MR_LOCAL also forced over
  * tcp;ofi_rxm. Not tested: FENCE ordering (only sockets has FI_FENCE here, and it orders writes
  * anyway; forced, its fenced writes stall when several peers are written to, then fail with
@@ -137,7 +142,8 @@ extern const rcoll_net_ops_t rcoll_net_ofi;
 
 /* ---- context ---- */
 
-static struct fi_info *hints_new(uint64_t caps, const struct fi_info *like)
+/* Hints for `caps`; `progress` FI_PROGRESS_MANUAL asks for manual data progress (0: any). */
+static struct fi_info *hints_new(uint64_t caps, enum fi_progress progress, const struct fi_info *like)
 {
     struct fi_info *h = fi_allocinfo();
     if (!h)
@@ -147,6 +153,7 @@ static struct fi_info *hints_new(uint64_t caps, const struct fi_info *like)
     h->ep_attr->type = FI_EP_RDM;
     h->domain_attr->mr_mode = OFI_MR_MODES;
     h->domain_attr->threading = FI_THREAD_DOMAIN;
+    h->domain_attr->data_progress = progress;
     if (like) { /* the same provider and domain, with one more capability */
         h->fabric_attr->prov_name = strdup(like->fabric_attr->prov_name);
         h->domain_attr->name = strdup(like->domain_attr->name);
@@ -154,10 +161,11 @@ static struct fi_info *hints_new(uint64_t caps, const struct fi_info *like)
     return h;
 }
 
-/* The first answer of fi_getinfo for `caps` (NULL: none; the reason in err). */
-static struct fi_info *first_info(uint64_t caps, const struct fi_info *like, char *err, size_t err_len)
+/* The first answer of fi_getinfo for `caps` and `progress` (NULL: none; the reason in err). */
+static struct fi_info *first_info(uint64_t caps, enum fi_progress progress, const struct fi_info *like,
+                                  char *err, size_t err_len)
 {
-    struct fi_info *h = hints_new(caps, like), *info = NULL;
+    struct fi_info *h = hints_new(caps, progress, like), *info = NULL;
     int r = h ? fi_getinfo(OFI_API, NULL, NULL, 0, h, &info) : -FI_ENOMEM;
     fi_freeinfo(h);
     if (r) {
@@ -196,9 +204,9 @@ static void take_info(ofi_ctx_t *c, struct fi_info *info, ofi_order_t order)
     snprintf(c->prov, sizeof c->prov, "%s", info->fabric_attr->prov_name);
 }
 
-static int choose_info(ofi_ctx_t *c, char *err, size_t err_len)
+static int choose_info(ofi_ctx_t *c, enum fi_progress progress, char *err, size_t err_len)
 {
-    struct fi_info *info = first_info(OFI_CAPS, NULL, err, err_len);
+    struct fi_info *info = first_info(OFI_CAPS, progress, NULL, err, err_len);
     if (!info)
         return -1;
     uint64_t have = info->tx_attr->msg_order & info->rx_attr->msg_order;
@@ -208,7 +216,7 @@ static int choose_info(ofi_ctx_t *c, char *err, size_t err_len)
         order = RCOLL_OFI_ORDER;
     if (order == OFI_ORDER_FENCE && !(info->caps & FI_FENCE)) {
         char ignored[200];
-        struct fi_info *fenced = first_info(OFI_CAPS | FI_FENCE, info, ignored, sizeof ignored);
+        struct fi_info *fenced = first_info(OFI_CAPS | FI_FENCE, progress, info, ignored, sizeof ignored);
         if (fenced) {
             fi_freeinfo(info);
             info = fenced;
@@ -285,6 +293,20 @@ static void close_fid(void *fidp)
     *f = NULL;
 }
 
+/* Closes what open_endpoint opened and forgets the provider's answer. */
+static void close_endpoint(ofi_ctx_t *c)
+{
+    close_fid(&c->ep);
+    close_fid(&c->av);
+    close_fid(&c->cq);
+    close_fid(&c->domain);
+    close_fid(&c->fabric);
+    c->fd = -1;
+    if (c->info)
+        fi_freeinfo(c->info);
+    c->info = NULL;
+}
+
 static void ofi_ctx_destroy(ofi_ctx_t *c)
 {
     if (!c)
@@ -305,13 +327,7 @@ static void ofi_ctx_destroy(ofi_ctx_t *c)
         close_fid(&s->mr);
         free(s);
     }
-    close_fid(&c->ep); /* a provider that refused while registrations were bound to it */
-    close_fid(&c->av);
-    close_fid(&c->cq);
-    close_fid(&c->domain);
-    close_fid(&c->fabric);
-    if (c->info)
-        fi_freeinfo(c->info);
+    close_endpoint(c); /* the endpoint too, where the provider refused while registrations were bound to it */
     free(c->addrs);
     free(c);
 }
@@ -417,7 +433,14 @@ static rcoll_status_t ctx_create(const rcoll_view_t *v, ofi_ctx_t **out)
     c->fd = -1;
     c->next_key = 1;
     char err[256] = "";
-    if (choose_info(c, err, sizeof err) != 0 || open_endpoint(c, err, sizeof err) != 0) {
+    /* Manual progress where the provider offers it with a descriptor to sleep on (see Progress
+     * at the top), else the provider's own choice. */
+    int r = choose_info(c, FI_PROGRESS_MANUAL, err, sizeof err) || open_endpoint(c, err, sizeof err);
+    if (r || c->fd < 0) {
+        close_endpoint(c);
+        r = choose_info(c, FI_PROGRESS_UNSPEC, err, sizeof err) || open_endpoint(c, err, sizeof err);
+    }
+    if (r) {
         ofi_ctx_destroy(c);
         return rcoll_view_error(v, RCOLL_ERR_SYSTEM, "ofi transport: %s", err);
     }

@@ -101,12 +101,13 @@
  *
  * Tested with libfabric 1.17, nodes emulated on one host: tcp;ofi_rxm (WAW, mr_mode 0: offsets
  * and keys chosen here, manual progress, wait descriptor), sockets (WAW, automatic progress),
- * net (WAW, manual progress, wait descriptor), shm (no write ordering and no fence: delivery ordering,
- * FI_MR_VIRT_ADDR, no wait descriptor); delivery ordering and FI_MR_LOCAL also forced over
- * tcp;ofi_rxm. Not tested: FENCE ordering (only sockets has FI_FENCE here, and it orders writes
- * anyway; forced, its fenced writes stall when several peers are written to, then fail with
- * FI_EIO -- its progress engine holds a connection for a fenced entry while the entry waits for
- * all earlier ones), FI_MR_PROV_KEY, FI_MR_ENDPOINT, FI_MR_RAW (no provider here asks for them). */
+ * net (WAW, manual progress, wait descriptor), shm (no write ordering and no fence: delivery
+ * ordering, FI_MR_VIRT_ADDR, no wait descriptor); delivery ordering and FI_MR_LOCAL also forced
+ * over tcp;ofi_rxm. Not tested: FENCE ordering (only sockets has FI_FENCE here, and it orders
+ * writes anyway; forced, its fenced writes stall when several peers are written to, then fail
+ * with FI_EIO -- its progress engine holds a connection for a fenced entry while the entry waits
+ * for all earlier ones), FI_MR_PROV_KEY, FI_MR_ENDPOINT, FI_MR_RAW (no provider here asks for
+ * them). */
 #include "net/ofi/ofi.h"
 
 #include <sched.h>
@@ -143,7 +144,8 @@ extern const rcoll_net_ops_t rcoll_net_ofi;
 /* ---- context ---- */
 
 /* Hints for `caps`; `progress` FI_PROGRESS_MANUAL asks for manual data progress (0: any). */
-static struct fi_info *hints_new(uint64_t caps, enum fi_progress progress, const struct fi_info *like)
+static struct fi_info *hints_new(uint64_t caps, enum fi_progress progress,
+                                 const struct fi_info *like)
 {
     struct fi_info *h = fi_allocinfo();
     if (!h)
@@ -162,8 +164,8 @@ static struct fi_info *hints_new(uint64_t caps, enum fi_progress progress, const
 }
 
 /* The first answer of fi_getinfo for `caps` and `progress` (NULL: none; the reason in err). */
-static struct fi_info *first_info(uint64_t caps, enum fi_progress progress, const struct fi_info *like,
-                                  char *err, size_t err_len)
+static struct fi_info *first_info(uint64_t caps, enum fi_progress progress,
+                                  const struct fi_info *like, char *err, size_t err_len)
 {
     struct fi_info *h = hints_new(caps, progress, like), *info = NULL;
     int r = h ? fi_getinfo(OFI_API, NULL, NULL, 0, h, &info) : -FI_ENOMEM;
@@ -216,7 +218,8 @@ static int choose_info(ofi_ctx_t *c, enum fi_progress progress, char *err, size_
         order = RCOLL_OFI_ORDER;
     if (order == OFI_ORDER_FENCE && !(info->caps & FI_FENCE)) {
         char ignored[200];
-        struct fi_info *fenced = first_info(OFI_CAPS | FI_FENCE, progress, info, ignored, sizeof ignored);
+        struct fi_info *fenced =
+            first_info(OFI_CAPS | FI_FENCE, progress, info, ignored, sizeof ignored);
         if (fenced) {
             fi_freeinfo(info);
             info = fenced;
@@ -327,7 +330,7 @@ static void ofi_ctx_destroy(ofi_ctx_t *c)
         close_fid(&s->mr);
         free(s);
     }
-    close_endpoint(c); /* the endpoint too, where the provider refused while registrations were bound to it */
+    close_endpoint(c); /* the endpoint too, where the provider refused with registrations bound */
     free(c->addrs);
     free(c);
 }
@@ -425,6 +428,12 @@ static void cache_dereg(void *arg, void *handle)
     fi_close(&((struct fid_mr *)handle)->fid);
 }
 
+/* The provider's answer for `progress`, and the endpoint on it (non-zero: failed, why in err). */
+static int open_ctx(ofi_ctx_t *c, enum fi_progress progress, char *err, size_t err_len)
+{
+    return choose_info(c, progress, err, err_len) || open_endpoint(c, err, err_len);
+}
+
 static rcoll_status_t ctx_create(const rcoll_view_t *v, ofi_ctx_t **out)
 {
     ofi_ctx_t *c = calloc(1, sizeof *c);
@@ -435,10 +444,10 @@ static rcoll_status_t ctx_create(const rcoll_view_t *v, ofi_ctx_t **out)
     char err[256] = "";
     /* Manual progress where the provider offers it with a descriptor to sleep on (see Progress
      * at the top), else the provider's own choice. */
-    int r = choose_info(c, FI_PROGRESS_MANUAL, err, sizeof err) || open_endpoint(c, err, sizeof err);
+    int r = open_ctx(c, FI_PROGRESS_MANUAL, err, sizeof err);
     if (r || c->fd < 0) {
         close_endpoint(c);
-        r = choose_info(c, FI_PROGRESS_UNSPEC, err, sizeof err) || open_endpoint(c, err, sizeof err);
+        r = open_ctx(c, FI_PROGRESS_UNSPEC, err, sizeof err);
     }
     if (r) {
         ofi_ctx_destroy(c);

@@ -1058,14 +1058,12 @@ static void layout(shm_tl_t *s, const rcoll_view_t *t, size_t inbox_bytes)
     s->off_inbox = s->off_bounce + (size_t)t->ppn_max * sizeof(bounce_channel_t);
     s->base.inbox_bytes = inbox_bytes;
     /* The seed's M_T is 4 KB for InfiniBand, where copying is the cost. Here a single copy is a
-     * process_vm_writev system call (~2.5 us with page pinning), while a copy through shared
-     * memory with non-temporal stores (copy_out) costs ~0.1 us per KB on each side. Measured on
-     * the 2-core machine (rcoll-bench against Open MPI and MPICH, docs/tuning.md): 32 KB beats
-     * 8 and 16 KB at 8-16 KB by 0.3-0.45x native and loses nothing above. When ranks outnumber
-     * cores a single copy must also wait for its receiver to have run (a context switch or
-     * several) while a copy goes out at once: 64 KB there (gather/scatter at 4 ranks on 2
-     * cores, 8-64 KB: copy 1.9-8 us, single copy 4.7-22 us). */
-    size_t dflt = t->wait->crowded ? 64 * 1024 : 32 * 1024;
+     * process_vm_writev system call (~2.5 us with page pinning) into a receiver that must have
+     * entered the call, while a copy through shared memory with non-temporal stores (copy_out)
+     * costs ~0.1 us per KB on each side and goes out at once. Measured on the 2-core machine
+     * (rcoll-bench against Open MPI and MPICH; docs/tuning.md, "Why the shm zero-copy
+     * threshold is 64 KB"): 64 KB, whether or not ranks outnumber cores. */
+    size_t dflt = 64 * 1024;
     /* Across nodes the copy path is one message per block where a single copy over UCX tcp
      * adds a rendezvous (RTS, RTR) from 64 KB: over UCX tcp at np=4 the copy path won up to
      * 256 KB (10 alternating runs at 256 KB, median ratio to Open MPI's tcp: allgather 0.98

@@ -458,37 +458,42 @@ static rcoll_status_t write_span(ofi_net_t *n, ofi_peer_t *p, const void *src, s
     return st;
 }
 
-/* p's entry for signal word `word`, inserted if new (NULL: no room, and the word not there). */
+/* Where key (a word index + 1) is in table t of cap entries (a power of 2, never full), or the
+ * empty entry where it would go. */
+static ofi_sent_t *sent_probe(ofi_sent_t *t, uint32_t cap, uint32_t key)
+{
+    uint32_t h = key * 2654435761u;
+    while (t[h & (cap - 1)].word && t[h & (cap - 1)].word != key)
+        h++;
+    return &t[h & (cap - 1)];
+}
+
+/* p's entry for signal word `word`, inserted if new (NULL: no room, and the word not there). The
+ * table grows to stay at most half full. */
 static ofi_sent_t *sent_entry(ofi_peer_t *p, uint32_t word)
 {
-    if (2 * (p->sent_used + 1) > p->sent_cap) { /* grow: at most half full */
+    if (2 * (p->sent_used + 1) > p->sent_cap) {
         uint32_t cap = p->sent_cap ? 2 * p->sent_cap : 16;
         ofi_sent_t *t = calloc(cap, sizeof *t);
         if (t) {
             for (uint32_t i = 0; i < p->sent_cap; i++)
-                for (uint32_t h = p->sent[i].word * 2654435761u; p->sent[i].word; h++)
-                    if (!t[h & (cap - 1)].word) {
-                        t[h & (cap - 1)] = p->sent[i];
-                        break;
-                    }
+                if (p->sent[i].word)
+                    *sent_probe(t, cap, p->sent[i].word) = p->sent[i];
             free(p->sent);
             p->sent = t;
             p->sent_cap = cap;
         }
     }
-    for (uint32_t h = (word + 1) * 2654435761u, i = 0; i < p->sent_cap; h++, i++) {
-        ofi_sent_t *e = &p->sent[h & (p->sent_cap - 1)];
-        if (e->word == word + 1)
-            return e;
-        if (!e->word) {
-            if (2 * (p->sent_used + 1) > p->sent_cap)
-                return NULL; /* the table could not grow */
-            p->sent_used++;
-            e->word = word + 1;
-            return e;
-        }
+    if (!p->sent_cap)
+        return NULL;
+    ofi_sent_t *e = sent_probe(p->sent, p->sent_cap, word + 1);
+    if (!e->word) {
+        if (2 * (p->sent_used + 1) > p->sent_cap)
+            return NULL; /* the table could not grow */
+        p->sent_used++;
+        e->word = word + 1;
     }
-    return NULL;
+    return e;
 }
 
 /* Whether the signal goes as remote CQ data (see the top of ofi.c): the peer can rebuild the

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "bootstrap/oob_fork.h"
@@ -29,10 +30,10 @@
 
 enum { RANDOM_CASES = 2000, MIXED_CASES = 200, MAX_VARS = 40, MAX_VALUES = 400, LONG_LEN = 10240 };
 
-typedef enum { K_CHOICE, K_SIZE, K_INT, K_SECONDS, K_NODE_MAP, K_ALGO, K_MPI, K_TUNE, K_NAME } kind_t;
+typedef enum { K_CHOICE, K_SIZE, K_INT, K_SECONDS, K_NODE_MAP, K_ALGO, K_MPI, K_TUNE, K_NAME, K_MODEL } kind_t;
 typedef enum { F_NONE, F_INT, F_LONG, F_SIZE, F_DOUBLE, F_STR } field_t;
 static const char *const kind_names[] = {"choice", "size", "integer", "seconds", "node-map",
-                                         "algorithm", "mpi-drop-in", "tune", "name"};
+                                         "algorithm", "mpi-drop-in", "tune", "name", "model-file"};
 
 typedef struct {
     char name[40];
@@ -99,6 +100,8 @@ static const var_t fixed_vars[] = {
      .hi = 1000000000},
     {.name = "RCOLL_PPN", .kind = K_INT, FIELD(ppn, F_INT), .lo = 1, .hi = INT_MAX, .team = 1},
     {.name = "RCOLL_NODE_MAP", .kind = K_NODE_MAP, FIELD(node_map, F_STR), .team = 1},
+    /* The cost model's file: model_path and the parameters it sets (see model_files). */
+    {.name = "RCOLL_MODEL", .kind = K_MODEL, FIELD(model_path, F_STR)},
     /* Selection rules by size range: its fields (tune_count, tune[]) are written by ref_tune. */
     {.name = "RCOLL_TUNE", .kind = K_TUNE, .type = F_NONE},
     /* Read by the MPI drop-in only (src/mpi/rcoll_mpi.c): any value but "" and "0" disables it,
@@ -333,6 +336,49 @@ static int ref_tune(const char *value, rcoll_config_t *cfg)
     }
 }
 
+/* ---- RCOLL_MODEL: files written at start, one good, some bad ---- */
+
+static char model_ok[64], model_bad_key[64], model_bad_value[64], model_dir[64];
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static void init_model_files(void)
+{
+    int pid = (int)getpid();
+    snprintf(model_ok, sizeof model_ok, "/tmp/rcoll_fuzz_model_ok.%d", pid);
+    snprintf(model_bad_key, sizeof model_bad_key, "/tmp/rcoll_fuzz_model_key.%d", pid);
+    snprintf(model_bad_value, sizeof model_bad_value, "/tmp/rcoll_fuzz_model_value.%d", pid);
+    snprintf(model_dir, sizeof model_dir, "/tmp");
+    write_file(model_ok, "# a comment\n\nshm.alpha 2\n  net.gap 7.5   # trailing\n");
+    write_file(model_bad_key, "shm.alpha 2\nnet.latency 3\n");
+    write_file(model_bad_value, "net.alpha -1\n");
+}
+
+static void remove_model_files(void)
+{
+    unlink(model_ok);
+    unlink(model_bad_key);
+    unlink(model_bad_value);
+}
+
+/* Only the good file is accepted: it sets two parameters, the rest keep the defaults. */
+static int ref_model(const char *value, rcoll_config_t *cfg)
+{
+    if (strcmp(value, model_ok) != 0)
+        return -1;
+    snprintf(cfg->model_path, sizeof cfg->model_path, "%s", value);
+    cfg->model.shm.alpha = 2;
+    cfg->model.net.gap = 7.5;
+    return 0;
+}
+
 /* ---- what the configuration must hold after a value ---- */
 
 static void put_field(rcoll_config_t *cfg, const var_t *v, unsigned long long n, double t,
@@ -414,6 +460,8 @@ static int expect_accept(const var_t *v, const char *value, rcoll_config_t *cfg)
         *cfg = tmp;
         return 1;
     }
+    case K_MODEL:
+        return ref_model(value, cfg) == 0;
     case K_MPI: break;
     }
     return 1;
@@ -698,6 +746,13 @@ static int own_values(const var_t *v, const char **out, int max, char names[][64
         "scatterv=direct;alltoallv=direct;gatherv=direct;allgatherv=direct;barrier=flat_arrival"};
     for (size_t i = 0; v->kind == K_TUNE && i < sizeof tunes / sizeof tunes[0] && n < max; i++)
         out[n++] = tunes[i];
+    if (v->kind == K_MODEL && n + 5 <= max) {
+        out[n++] = model_ok;
+        out[n++] = model_bad_key;
+        out[n++] = model_bad_value;
+        out[n++] = model_dir;
+        out[n++] = "/nonexistent/rcoll.model";
+    }
     if (v->kind == K_ALGO) { /* every algorithm of every collective: most are unknown here */
         for (int c = 0; c < RCOLL_COLL_COUNT; c++) {
             char list[512], *save = NULL;
@@ -860,6 +915,7 @@ int main(int argc, char **argv)
         return 1;
     }
     init_long_values();
+    init_model_files();
     double t0 = now_s();
     for (int v = 0; v < nvars; v++)
         run_fixed(&vars[v]);
@@ -873,6 +929,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < MIXED_CASES; i++)
         run_mixed();
     rcoll_fork_job_destroy(job);
+    remove_model_files();
     printf("%s: %d variables, %d cases (%d fixed, %d random, %d mixed; seed %llu; %d one-rank "
            "teams, %d explains) in %.2f s, %d failed\n",
            failures ? "FAIL" : "ok", nvars, cases, fixed, RANDOM_CASES, MIXED_CASES, seed, teams,

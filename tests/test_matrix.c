@@ -10,7 +10,10 @@
  * Options: --coll NAME[,NAME..] (default all), --algo NAME, --np 1,2,..., --quick (fewer sizes and
  * calls), --wait-modes (run under RCOLL_WAIT=spin, yield and block), --nodes N (emulated nodes:
  * RCOLL_NODE_MAP in blocks, uneven where N does not divide the team, e.g. 3+2+2; traffic between
- * them goes over the network channel RCOLL_NET chooses), --calls N (back-to-back calls).
+ * them goes over the network channel RCOLL_NET chooses), --calls N (back-to-back calls),
+ * --flat or --composed (only the flat or only the node-aware algorithms; these run where the
+ * team spans nodes with several ranks on one, --nodes or RCOLL_NODE_MAP, unless --algo names
+ * one).
  * For each collective and team size one set of processes runs every algorithm in turn on one
  * team (back to back: sequence numbers continue from one algorithm to the next). */
 #include <sched.h>
@@ -363,15 +366,21 @@ static int has_in_place(rcoll_coll_t coll)
 
 /* What the team says it ran is what was forced or, for a call that one does not apply to, its
  * declared fallback (or "trivial": a call every rank skips). */
+static bool forced_or_fallback(rcoll_coll_t coll, const char *algo, const char *ran)
+{
+    if (!strcmp(ran, "trivial"))
+        return true;
+    for (const rcoll_algo_t *a = rcoll_algo_find(coll, algo); a; a = a->not_for ? a->fallback : NULL)
+        if (!strcmp(ran, a->name))
+            return true;
+    return false;
+}
+
 static int ran_as_forced(const call_t *c)
 {
     const char *ran = rcoll_team_last_algorithm(c->team);
-    if (!strcmp(ran, "trivial"))
+    if (forced_or_fallback(c->job->coll, c->job->algo, ran))
         return 0;
-    for (const rcoll_algo_t *a = rcoll_algo_find(c->job->coll, c->job->algo); a;
-         a = a->not_for ? a->fallback : NULL)
-        if (!strcmp(ran, a->name))
-            return 0;
     char what[96];
     snprintf(what, sizeof what, "the team says it ran %s", ran);
     return report(c, what, -1, -1);
@@ -427,7 +436,7 @@ static int run_barrier(rcoll_team_t *team, const job_t *job, int rank, int size)
             return 1;
         }
         const char *ran = rcoll_team_last_algorithm(team);
-        if (strcmp(ran, job->algo) && strcmp(ran, "trivial")) {
+        if (!forced_or_fallback(job->coll, job->algo, ran)) {
             fprintf(stderr, "FAIL barrier %s p=%d: the team says it ran %s\n", job->algo, size, ran);
             return 1;
         }
@@ -511,6 +520,27 @@ static void set_node_map(int np, int nodes, char *map, size_t len)
     setenv("RCOLL_NODE_MAP", map, 1);
 }
 
+/* Whether a team of np ranks spans nodes with several ranks on one: --nodes N (N < np), or
+ * an RCOLL_NODE_MAP of the environment that repeats a node and names two. */
+static int composed_applies(int np, int nodes)
+{
+    if (nodes)
+        return nodes > 1 && nodes < np;
+    const char *map = getenv("RCOLL_NODE_MAP");
+    int ids[64], n = 0;
+    for (const char *p = map; p && *p && n < 64; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
+        ids[n++] = atoi(p);
+    int distinct = 0, repeated = 0;
+    for (int i = 0; i < n; i++) {
+        int seen = 0;
+        for (int j = 0; j < i; j++)
+            seen |= ids[j] == ids[i];
+        distinct += !seen;
+        repeated |= seen;
+    }
+    return n == np && distinct > 1 && repeated;
+}
+
 static void run_one(job_t *job, int np, int nodes, int *passed, int *failed)
 {
     char map[512] = "";
@@ -533,7 +563,7 @@ static void run_one(job_t *job, int np, int nodes, int *passed, int *failed)
 int main(int argc, char **argv)
 {
     int nps[32] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 16}, nnp = 10, quick = 0, wait_modes = 0, nodes = 0,
-        calls = 0;
+        calls = 0, kinds = 3; /* 1: flat algorithms, 2: composed (node-aware) ones, 3: both */
     const char *only_coll = NULL, *only_algo = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--coll") && i + 1 < argc) only_coll = argv[++i];
@@ -543,7 +573,9 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--wait-modes")) wait_modes = 1;
         else if (!strcmp(argv[i], "--nodes") && i + 1 < argc) nodes = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--calls") && i + 1 < argc) calls = atoi(argv[++i]);
-        else { fprintf(stderr, "usage: %s [--coll C] [--algo A] [--np 1,2,..] [--quick] [--wait-modes] [--nodes N] [--calls N]\n", argv[0]); return 2; }
+        else if (!strcmp(argv[i], "--flat")) kinds = 1;
+        else if (!strcmp(argv[i], "--composed")) kinds = 2;
+        else { fprintf(stderr, "usage: %s [--coll C] [--algo A] [--np 1,2,..] [--quick] [--wait-modes] [--nodes N] [--calls N] [--flat | --composed]\n", argv[0]); return 2; }
     }
     make_template((4u << 20) * 2);
     job_t job = {0};
@@ -564,12 +596,21 @@ int main(int argc, char **argv)
             if (only_coll && !listed(only_coll, ci->name))
                 continue;
             job.coll = ci->coll;
-            job.nalgos = 0;
-            for (int i = 0; ci->algos[i] && job.nalgos < MAX_ALGOS; i++)
-                if (!only_algo || !strcmp(only_algo, ci->algos[i]->name))
-                    job.algos[job.nalgos++] = ci->algos[i]->name;
-            for (int i = 0; job.nalgos && i < nnp; i++)
-                run_one(&job, nps[i], nodes, &passed, &failed);
+            for (int i = 0; i < nnp; i++) {
+                /* Composed algorithms only where they run (else they are their fallback). */
+                int composed_run = composed_applies(nps[i], nodes);
+                job.nalgos = 0;
+                for (int k = 0; ci->algos[k] && job.nalgos < MAX_ALGOS; k++) {
+                    const rcoll_algo_t *al = ci->algos[k];
+                    int kind = al->composed ? 2 : 1;
+                    if ((only_algo && strcmp(only_algo, al->name)) || !(kinds & kind) ||
+                        (al->composed && !composed_run && !only_algo))
+                        continue;
+                    job.algos[job.nalgos++] = al->name;
+                }
+                if (job.nalgos)
+                    run_one(&job, nps[i], nodes, &passed, &failed);
+            }
         }
     }
     printf("%d passed, %d failed\n", passed, failed);

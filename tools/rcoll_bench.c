@@ -55,6 +55,7 @@ struct options {
     int skewed;
     enum sync_mode sync;
     const char *json_path;
+    const char *calibrate_path; /* --calibrate FILE: measure the cost model, write FILE, stop */
 };
 
 /* Where one call's data sits in this rank's buffers: per block k, a count and a displacement in
@@ -155,6 +156,9 @@ static void usage(FILE *f)
         "                   free are not timed; only the collective call is)\n"
         "  --json FILE      rank 0 appends one JSON object per (coll, impl, size) to FILE; a\n"
         "                   failed check writes an object with an \"error\" key instead\n"
+        "  --calibrate FILE measure the cost model's parameters on this job's nodes (it must\n"
+        "                   span at least two nodes with several ranks on one: e.g. RCOLL_PPN)\n"
+        "                   and write them to FILE for RCOLL_MODEL=FILE; nothing else runs\n"
         "  -h, --help       this text\n"
         "Each iteration is timed alone; Avg/Min/Max are over ranks of each rank's mean time\n"
         "(OSU style), iter_max_us (JSON) is the mean over iterations of the slowest rank.\n"
@@ -304,11 +308,13 @@ static void default_options(struct options *o)
 /* Returns 0 to run, 1 for --help, -1 on a bad command line (message in err). */
 static int parse_options(int argc, char **argv, struct options *o, char *err, size_t errlen)
 {
-    enum { OPT_COLL = 256, OPT_IMPL, OPT_JSON, OPT_NO_REUSE, OPT_ROOT, OPT_SKEWED, OPT_SYNC };
+    enum { OPT_COLL = 256, OPT_IMPL, OPT_JSON, OPT_NO_REUSE, OPT_ROOT, OPT_SKEWED, OPT_SYNC,
+           OPT_CALIBRATE };
     static const struct option longopts[] = {
         {"coll", required_argument, NULL, OPT_COLL},
         {"impl", required_argument, NULL, OPT_IMPL},
         {"json", required_argument, NULL, OPT_JSON},
+        {"calibrate", required_argument, NULL, OPT_CALIBRATE},
         {"no-reuse", no_argument, NULL, OPT_NO_REUSE},
         {"root", required_argument, NULL, OPT_ROOT},
         {"skewed-counts", no_argument, NULL, OPT_SKEWED},
@@ -332,6 +338,9 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
             break;
         case OPT_JSON:
             o->json_path = optarg;
+            break;
+        case OPT_CALIBRATE:
+            o->calibrate_path = optarg;
             break;
         case OPT_NO_REUSE:
             o->no_reuse = 1;
@@ -1287,6 +1296,37 @@ static long report_errors(struct bench *b)
     return total;
 }
 
+/* --calibrate FILE: rcoll_team_calibrate on MPI_COMM_WORLD, rank 0 writes FILE. */
+static int calibrate(struct bench *b, const char *path)
+{
+    rcoll_context_t *ctx = NULL;
+    rcoll_team_t *team = NULL;
+    rcoll_oob_t oob;
+    char text[2048];
+    rcoll_status_t st = rcoll_context_create(&ctx);
+    rcoll_oob_from_mpi_comm(&b->comm, &oob);
+    if (st == RCOLL_OK)
+        st = rcoll_team_create(ctx, &oob, &team);
+    if (st == RCOLL_OK)
+        st = rcoll_team_calibrate(team, text, sizeof text);
+    if (b->rank == 0 && st != RCOLL_OK)
+        fprintf(stderr, "rcoll-bench: --calibrate: %s: %s\n", rcoll_strerror(st),
+                team ? rcoll_team_last_error(team) : "no team");
+    if (b->rank == 0 && st == RCOLL_OK) {
+        FILE *f = fopen(path, "w");
+        if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+            fprintf(stderr, "rcoll-bench: --calibrate: cannot write %s\n", path);
+            st = RCOLL_ERR_INVALID;
+        } else {
+            fputs(text, stdout);
+        }
+    }
+    rcoll_team_destroy(team);
+    rcoll_context_destroy(ctx);
+    PMPI_Finalize();
+    return st == RCOLL_OK ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     PMPI_Init(&argc, &argv);
@@ -1311,6 +1351,8 @@ int main(int argc, char **argv)
         PMPI_Finalize();
         return pr < 0 ? 1 : 0;
     }
+    if (o.calibrate_path)
+        return calibrate(&b, o.calibrate_path);
     setup(&b, &o);
     print_preamble(&b, &o);
     for (int k = 0; k < o.ncolls; k++)

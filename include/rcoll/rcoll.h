@@ -149,6 +149,12 @@ RCOLL_API rcoll_status_t rcoll_scatterv(rcoll_team_t *team, const void *sendbuf,
  * ones. Every member must force the same algorithm. */
 RCOLL_API rcoll_status_t rcoll_team_force_algorithm(rcoll_team_t *team, rcoll_coll_t coll, const char *name);
 
+/* Measures the cost model's parameters on this team's machines (docs/tuning.md, "Cost
+ * model"): collective, for a team spanning at least two nodes with several ranks on one
+ * (RCOLL_ERR_UNSUPPORTED otherwise); takes a few seconds. Writes, on every rank, the text of a
+ * model file that RCOLL_MODEL=<file> makes later contexts use. */
+RCOLL_API rcoll_status_t rcoll_team_calibrate(rcoll_team_t *team, char *text, size_t len);
+
 /* Name of the algorithm the team's last collective ran ("" before the first one). */
 RCOLL_API const char *rcoll_team_last_algorithm(const rcoll_team_t *team);
 /* Readable detail of the team's last error (which collective, which ranks), "" if none. */

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "core/team.h"
+#include "coll/cost.h"
 #include "transport/transport.h"
 
 /* One call, as the algorithm sees it. The entry points (core/collectives.c) have already
@@ -58,6 +59,12 @@ typedef struct rcoll_algo {
     const char *(*not_for)(const rcoll_args_t *args);
     const struct rcoll_algo *fallback; /* same collective; required with not_for */
     const char *limits; /* not_for in words, for rcoll-info --list ("blocks up to ...") */
+    /* A node-aware composition (core/hier.h): ordinary calls on the team's sub-teams, each
+     * with its own sequence number, so the team itself takes none and enters no transport. */
+    bool composed;
+    /* The cost model's predicted time of a call (coll/cost.h), microseconds; NULL where the
+     * model has no formula for it (then it is never the model's pick). */
+    double (*cost)(const rcoll_cost_in_t *in);
 } rcoll_algo_t;
 
 /* Every algorithm, by collective (defined in its own file). */
@@ -65,26 +72,33 @@ extern const rcoll_algo_t rcoll_barrier_pairwise_exchange;
 extern const rcoll_algo_t rcoll_barrier_dissemination;
 extern const rcoll_algo_t rcoll_barrier_gather_release;
 extern const rcoll_algo_t rcoll_barrier_flat_arrival;
+extern const rcoll_algo_t rcoll_barrier_hier;
 extern const rcoll_algo_t rcoll_allgather_recursive_doubling;
 extern const rcoll_algo_t rcoll_allgather_ring;
 extern const rcoll_algo_t rcoll_allgather_bruck;
 extern const rcoll_algo_t rcoll_allgather_direct;
 extern const rcoll_algo_t rcoll_allgather_direct_read;
 extern const rcoll_algo_t rcoll_allgather_gather_bcast;
+extern const rcoll_algo_t rcoll_allgather_hier_gather_bcast;
+extern const rcoll_algo_t rcoll_allgather_hier_multi_leader;
 extern const rcoll_algo_t rcoll_alltoall_direct;
 extern const rcoll_algo_t rcoll_alltoall_direct_read;
 extern const rcoll_algo_t rcoll_alltoall_pairwise;
 extern const rcoll_algo_t rcoll_alltoall_bruck;
 extern const rcoll_algo_t rcoll_alltoall_standard_exchange;
 extern const rcoll_algo_t rcoll_alltoall_gather_scatter;
+extern const rcoll_algo_t rcoll_alltoall_hier_aggregate;
 extern const rcoll_algo_t rcoll_bcast_knomial;
 extern const rcoll_algo_t rcoll_bcast_scatter_allgather;
 extern const rcoll_algo_t rcoll_bcast_direct_read;
+extern const rcoll_algo_t rcoll_bcast_hier;
 extern const rcoll_algo_t rcoll_gather_binomial;
 extern const rcoll_algo_t rcoll_gather_direct;
+extern const rcoll_algo_t rcoll_gather_hier;
 extern const rcoll_algo_t rcoll_scatter_binomial;
 extern const rcoll_algo_t rcoll_scatter_direct;
 extern const rcoll_algo_t rcoll_scatter_direct_read;
+extern const rcoll_algo_t rcoll_scatter_hier;
 extern const rcoll_algo_t rcoll_allgatherv_direct;
 extern const rcoll_algo_t rcoll_alltoallv_direct;
 extern const rcoll_algo_t rcoll_gatherv_direct;

@@ -9,18 +9,22 @@
  * the valid ones). */
 static const rcoll_algo_t *const barrier_algos[] = {
     &rcoll_barrier_dissemination, &rcoll_barrier_pairwise_exchange, &rcoll_barrier_gather_release,
-    &rcoll_barrier_flat_arrival, NULL};
+    &rcoll_barrier_flat_arrival, &rcoll_barrier_hier, NULL};
 static const rcoll_algo_t *const allgather_algos[] = {
     &rcoll_allgather_recursive_doubling, &rcoll_allgather_ring, &rcoll_allgather_bruck,
-    &rcoll_allgather_direct, &rcoll_allgather_direct_read, &rcoll_allgather_gather_bcast, NULL};
+    &rcoll_allgather_direct, &rcoll_allgather_direct_read, &rcoll_allgather_gather_bcast,
+    &rcoll_allgather_hier_gather_bcast, &rcoll_allgather_hier_multi_leader, NULL};
 static const rcoll_algo_t *const alltoall_algos[] = {
     &rcoll_alltoall_direct, &rcoll_alltoall_direct_read, &rcoll_alltoall_pairwise,
-    &rcoll_alltoall_bruck, &rcoll_alltoall_standard_exchange, &rcoll_alltoall_gather_scatter, NULL};
+    &rcoll_alltoall_bruck, &rcoll_alltoall_standard_exchange, &rcoll_alltoall_gather_scatter,
+    &rcoll_alltoall_hier_aggregate, NULL};
 static const rcoll_algo_t *const bcast_algos[] = {
-    &rcoll_bcast_direct_read, &rcoll_bcast_knomial, &rcoll_bcast_scatter_allgather, NULL};
-static const rcoll_algo_t *const gather_algos[] = {&rcoll_gather_direct, &rcoll_gather_binomial, NULL};
+    &rcoll_bcast_direct_read, &rcoll_bcast_knomial, &rcoll_bcast_scatter_allgather,
+    &rcoll_bcast_hier, NULL};
+static const rcoll_algo_t *const gather_algos[] = {&rcoll_gather_direct, &rcoll_gather_binomial,
+    &rcoll_gather_hier, NULL};
 static const rcoll_algo_t *const scatter_algos[] = {
-    &rcoll_scatter_direct, &rcoll_scatter_direct_read, &rcoll_scatter_binomial, NULL};
+    &rcoll_scatter_direct, &rcoll_scatter_direct_read, &rcoll_scatter_binomial, &rcoll_scatter_hier, NULL};
 static const rcoll_algo_t *const allgatherv_algos[] = {&rcoll_allgatherv_direct, NULL};
 static const rcoll_algo_t *const alltoallv_algos[] = {&rcoll_alltoallv_direct, NULL};
 static const rcoll_algo_t *const gatherv_algos[] = {&rcoll_gatherv_direct, NULL};

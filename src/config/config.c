@@ -433,6 +433,107 @@ static int online_cores(void)
     return n > 0 ? (int)n : 1;
 }
 
+/* ---- RCOLL_MODEL ---- */
+
+void rcoll_model_keys(rcoll_model_t *m, const char *names[RCOLL_MODEL_KEYS], double *values[RCOLL_MODEL_KEYS])
+{
+    static const char *const keys[RCOLL_MODEL_KEYS] = {
+        "shm.alpha", "shm.gap", "shm.per_kb", "net.alpha", "net.gap", "net.per_kb", "copy.per_kb",
+        "call"};
+    double *v[RCOLL_MODEL_KEYS] = {&m->shm.alpha, &m->shm.gap, &m->shm.per_kb, &m->net.alpha,
+                                   &m->net.gap, &m->net.per_kb, &m->copy_per_kb, &m->call};
+    for (int i = 0; i < RCOLL_MODEL_KEYS; i++) {
+        names[i] = keys[i];
+        values[i] = v[i];
+    }
+}
+
+void rcoll_model_defaults(rcoll_model_t *m)
+{
+    /* docs/tuning.md, "Cost model": rcoll-bench --calibrate, 2x2 emulated nodes over UCX tcp on
+     * the 2-core machine (two runs, averaged). */
+    m->shm.alpha = 0.27;
+    m->shm.gap = 1.3;
+    m->shm.per_kb = 0.14;
+    m->net.alpha = 15.4;
+    m->net.gap = 5.6;
+    m->net.per_kb = 0.26;
+    m->copy_per_kb = 0.025;
+    m->call = 0.7;
+}
+
+int rcoll_model_parse(const char *text, rcoll_model_t *m, char *err, size_t err_len)
+{
+    const char *names[RCOLL_MODEL_KEYS];
+    double *values[RCOLL_MODEL_KEYS];
+    rcoll_model_keys(m, names, values);
+    int line = 0;
+    for (const char *p = text; *p;) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char buf[1024], key[64], extra[2];
+        double value;
+        line++;
+        if (len >= sizeof buf) {
+            snprintf(err, err_len, "lines of at most 1023 characters (line %d is longer)", line);
+            return -1;
+        }
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        p += len + (end ? 1 : 0);
+        char *hash = strchr(buf, '#');
+        if (hash)
+            *hash = '\0';
+        int n = sscanf(buf, "%63s %lf %1s", key, &value, extra);
+        if (n <= 0)
+            continue; /* blank or comment */
+        int k = -1;
+        for (int i = 0; i < RCOLL_MODEL_KEYS && n == 2; i++)
+            if (strcmp(key, names[i]) == 0)
+                k = i;
+        if (n != 2 || k < 0 || !(value >= 0 && value < 1e9)) {
+            snprintf(err, err_len, "lines \"key microseconds\" with a key among shm.alpha, "
+                     "shm.gap, shm.per_kb, net.alpha, net.gap, net.per_kb, copy.per_kb, call and a "
+                     "number 0..1e9 (at line %d)", line);
+            return -1;
+        }
+        *values[k] = value;
+    }
+    return 0;
+}
+
+/* RCOLL_MODEL=FILE: the model's parameters from the file (those it does not give keep the
+ * defaults). */
+static rcoll_status_t read_model(rcoll_config_t *cfg, char *err, size_t err_len)
+{
+    rcoll_model_defaults(&cfg->model);
+    const char *v = getenv("RCOLL_MODEL");
+    if (!v || !*v)
+        return RCOLL_OK;
+    const char *what = "the path of a readable cost model file (rcoll-bench --calibrate FILE writes one)";
+    if (strlen(v) >= RCOLL_MODEL_PATH_MAX)
+        return bad_value(err, err_len, "RCOLL_MODEL", v, what);
+    FILE *f = fopen(v, "r");
+    char text[8192], why[200];
+    size_t n = 0;
+    int ok = f != NULL;
+    if (f) {
+        n = fread(text, 1, sizeof text - 1, f);
+        ok = !ferror(f) && n < sizeof text - 1 && memchr(text, 0, n) == NULL;
+        fclose(f);
+    }
+    text[n] = '\0';
+    if (!ok)
+        return bad_value(err, err_len, "RCOLL_MODEL", v, what);
+    if (rcoll_model_parse(text, &cfg->model, why, sizeof why) != 0) {
+        char shown[RCOLL_SHOWN_MAX];
+        snprintf(err, err_len, "RCOLL_MODEL=%s is not valid: expected %s", rcoll_config_show(v, shown), why);
+        return RCOLL_ERR_INVALID;
+    }
+    snprintf(cfg->model_path, sizeof cfg->model_path, "%s", v);
+    return RCOLL_OK;
+}
+
 rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_len)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -460,5 +561,7 @@ rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_
         st = read_strings(cfg, err, err_len);
     if (st == RCOLL_OK)
         st = read_tune(cfg, err, err_len);
+    if (st == RCOLL_OK)
+        st = read_model(cfg, err, err_len);
     return st;
 }

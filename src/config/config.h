@@ -32,6 +32,33 @@ typedef struct {
     size_t lo, hi;
 } rcoll_tune_range_t;
 
+/* The cost model's parameters (select/model.c), in microseconds. Per channel (shared memory
+ * inside a node, the network between nodes): one step's latency (`alpha`), each further message
+ * one rank of a node handles in that step -- on the network, every message its node sends in it
+ * (`gap`) -- and each KiB those messages carry (`per_kb`); a local memcpy's cost per KiB; and
+ * what one call costs besides its steps (`call`: a node-aware algorithm makes several).
+ * RCOLL_MODEL names a file that sets them (`rcoll-bench --calibrate FILE` writes one); the
+ * defaults were measured on the 2-core development machine (docs/tuning.md, "Cost model"). */
+typedef struct {
+    double alpha, gap, per_kb;
+} rcoll_cost_channel_t;
+typedef struct {
+    rcoll_cost_channel_t shm, net;
+    double copy_per_kb;
+    double call; /* one collective call's own cost: entering, leaving, the selection */
+} rcoll_model_t;
+
+/* The model file's keys, in the order written, each with the address of its value in `m`. */
+#define RCOLL_MODEL_KEYS 8
+void rcoll_model_keys(rcoll_model_t *m, const char *names[RCOLL_MODEL_KEYS], double *values[RCOLL_MODEL_KEYS]);
+/* The shipped defaults. */
+void rcoll_model_defaults(rcoll_model_t *m);
+/* Parses a model file's text ("key value" lines, # comments; keys not given keep their value):
+ * 0, or -1 with what was expected in `err`. */
+int rcoll_model_parse(const char *text, rcoll_model_t *m, char *err, size_t err_len);
+
+#define RCOLL_MODEL_PATH_MAX 1024
+
 typedef struct {
     rcoll_wait_mode_t wait_mode;     /* RCOLL_WAIT=spin|yield|block|auto */
     double timeout_s;                /* RCOLL_TIMEOUT, seconds (0: never) */
@@ -56,6 +83,8 @@ typedef struct {
     long spin_iters;                 /* RCOLL_SPIN_ITERS: polls before yielding (-1: by policy) */
     long yield_iters;                /* RCOLL_YIELD_ITERS: yields before sleeping (-1: by policy) */
     int cores;                       /* cores online on this machine (read once) */
+    char model_path[RCOLL_MODEL_PATH_MAX]; /* RCOLL_MODEL: the file read ("" = the defaults) */
+    rcoll_model_t model;             /* ... the cost model's parameters it set */
 } rcoll_config_t;
 
 /* Reads the environment. On a bad value returns RCOLL_ERR_INVALID with the reason in `err`. */

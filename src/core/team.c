@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "coll/colls.h"
+#include "core/hier.h"
 #include "core/team.h"
 #include "select/select.h"
 #include "transport/transport.h"
@@ -28,6 +29,12 @@ rcoll_status_t rcoll_team_error(struct rcoll_team *team, rcoll_status_t status, 
     return status;
 }
 
+/* A rank as messages name it: in a sub-team, its rank in the parent. */
+static int shown_rank(const struct rcoll_team *t, int r)
+{
+    return t->parent_rank && r >= 0 && r < t->size ? t->parent_rank[r] : r;
+}
+
 static size_t list_ranks(struct rcoll_team *t, char *buf, size_t len,
                          int (*pick)(struct rcoll_team *t, int r, void *arg), void *arg)
 {
@@ -41,7 +48,7 @@ static size_t list_ranks(struct rcoll_team *t, char *buf, size_t len,
             n += (size_t)snprintf(buf + n, len - n, ",...");
             break;
         }
-        n += (size_t)snprintf(buf + n, len - n, "%s%d", n ? "," : "", r);
+        n += (size_t)snprintf(buf + n, len - n, "%s%d", n ? "," : "", shown_rank(t, r));
     }
     return n;
 }
@@ -97,8 +104,10 @@ rcoll_status_t rcoll_team_wait_failed(struct rcoll_team *t, rcoll_status_t statu
     return rcoll_team_error(t, status,
                             "%s (call #%llu of the team) on rank %d of %d: %s while waiting for "
                             "rank %d; ranks that never arrived: %s; ranks whose process is gone: %s",
-                            t->coll ? t->coll : "team setup", (unsigned long long)t->seq, t->rank,
-                            t->size, rcoll_strerror(status), peer, missing[0] ? missing : "none",
+                            t->coll ? t->coll : "team setup", (unsigned long long)t->seq,
+                            shown_rank(t, t->rank), t->parent_size ? t->parent_size : t->size,
+                            rcoll_strerror(status),
+                            shown_rank(t, peer), missing[0] ? missing : "none",
                             dead[0] ? dead : "none");
 }
 
@@ -146,10 +155,13 @@ static rcoll_status_t node_map_error(struct rcoll_team *t)
     return st;
 }
 
-static rcoll_status_t assign_nodes(struct rcoll_team *t, const rank_info_t *info)
+static rcoll_status_t assign_nodes(struct rcoll_team *t, const rank_info_t *info,
+                                   const int *given)
 {
     const rcoll_config_t *cfg = &t->ctx->cfg;
-    if (cfg->node_map[0]) {
+    if (given) {
+        memcpy(t->node_of, given, (size_t)t->size * sizeof *t->node_of);
+    } else if (cfg->node_map[0]) {
         if (rcoll_parse_node_map(cfg->node_map, t->size, t->node_of))
             return node_map_error(t);
     } else {
@@ -311,12 +323,13 @@ static void view_init(struct rcoll_team *t)
     v->log = view_log;
 }
 
-static rcoll_status_t team_setup(struct rcoll_team *t, const rcoll_oob_t *oob)
+static rcoll_status_t team_setup(struct rcoll_team *t, const rcoll_oob_t *oob, const int *node_of,
+                                 int host_procs)
 {
     rank_info_t *info = NULL;
     rcoll_status_t st = exchange_info(t, oob, &info);
     if (st == RCOLL_OK)
-        st = assign_nodes(t, info);
+        st = assign_nodes(t, info, node_of);
     free(info);
     if (st != RCOLL_OK)
         return st;
@@ -328,11 +341,15 @@ static rcoll_status_t team_setup(struct rcoll_team *t, const rcoll_oob_t *oob)
                                 "worker)", t->node_count);
     /* Crowding is judged by every process of the job on this host, where the caller said how
      * many (a team of 2 of 4 ranks on 2 cores is crowded: the other 2 run there too). Core-mates
-     * are known only among the team's own ranks: the idle-core polls that rely on them only when
-     * the team holds every process of the host. */
-    int host = t->host_size > t->ctx->host_procs ? t->host_size : t->ctx->host_procs;
+     * are known only among the ranks of my node's shared segment: the idle-core polls rely on
+     * them only when my node holds every process of the host (not so for emulated nodes, which
+     * share one host: a rank of another emulated node on my core would wait a whole time slice,
+     * ~4 ms, behind a rank polling for its own node's peer). */
+    if (host_procs < t->ctx->host_procs)
+        host_procs = t->ctx->host_procs;
+    int host = t->host_size > host_procs ? t->host_size : host_procs;
     rcoll_wait_policy_init(&t->wait, &t->ctx->cfg, host, t->host_cores, t->node_count > 1);
-    if (t->host_size < host)
+    if (t->local_size < host)
         t->wait.idle_core_polls = 0;
     /* Threads creating teams at once each get their own number (and shm segment name). */
     t->serial = atomic_fetch_add_explicit(&t->ctx->teams_created, 1, memory_order_relaxed);
@@ -340,12 +357,13 @@ static rcoll_status_t team_setup(struct rcoll_team *t, const rcoll_oob_t *oob)
     st = rcoll_tl_create(&t->view, oob, &t->tl); /* with a network channel when node_count > 1 */
     if (st == RCOLL_OK && t->tl->block_slice_ns)
         t->wait.block_slice_ns = t->tl->block_slice_ns;
-    if (st == RCOLL_OK)
-        resolve_overrides(t);
+    if (st == RCOLL_OK && !node_of)
+        resolve_overrides(t); /* a sub-team runs its defaults: the user's choice is the parent's */
     return st;
 }
 
-rcoll_status_t rcoll_team_create(rcoll_context_t *ctx, const rcoll_oob_t *oob, rcoll_team_t **out)
+static rcoll_status_t team_create(rcoll_context_t *ctx, const rcoll_oob_t *oob, const int *node_of,
+                                  int host_procs, rcoll_team_t **out)
 {
     if (!ctx || !oob || !out || !oob->allgather || oob->size < 1 || oob->rank < 0 ||
         oob->rank >= oob->size)
@@ -353,7 +371,8 @@ rcoll_status_t rcoll_team_create(rcoll_context_t *ctx, const rcoll_oob_t *oob, r
     struct rcoll_team *t = team_alloc(ctx, oob);
     if (!t)
         return RCOLL_ERR_NOMEM;
-    rcoll_status_t st = team_setup(t, oob);
+    t->sub = node_of != NULL;
+    rcoll_status_t st = team_setup(t, oob, node_of, host_procs);
     if (st != RCOLL_OK) {
         /* A threaded context's refusal of a team across nodes is the caller's to report. */
         rcoll_log(ctx, st == RCOLL_ERR_UNSUPPORTED ? RCOLL_LOG_DEBUG : RCOLL_LOG_INFO,
@@ -370,13 +389,38 @@ rcoll_status_t rcoll_team_create(rcoll_context_t *ctx, const rcoll_oob_t *oob, r
     return RCOLL_OK;
 }
 
+rcoll_status_t rcoll_team_create(rcoll_context_t *ctx, const rcoll_oob_t *oob, rcoll_team_t **out)
+{
+    return team_create(ctx, oob, NULL, 0, out);
+}
+
+rcoll_status_t rcoll_team_create_sub(rcoll_context_t *ctx, const rcoll_oob_t *oob,
+                                     const int *node_of, int host_procs, const int *parent_rank,
+                                     struct rcoll_team **out)
+{
+    rcoll_status_t st = team_create(ctx, oob, node_of, host_procs, out);
+    if (st != RCOLL_OK)
+        return st;
+    (*out)->parent_rank = malloc((size_t)oob->size * sizeof(int));
+    if (!(*out)->parent_rank) {
+        rcoll_team_destroy(*out);
+        *out = NULL;
+        return RCOLL_ERR_NOMEM;
+    }
+    memcpy((*out)->parent_rank, parent_rank, (size_t)oob->size * sizeof(int));
+    return RCOLL_OK;
+}
+
+
 void rcoll_team_destroy(rcoll_team_t *t)
 {
     if (!t)
         return;
+    rcoll_hier_destroy(t->hier);
     if (t->tl)
         t->tl->ops->destroy(t->tl);
     free(t->node_of);
+    free(t->parent_rank);
     free(t->pid_of);
     free(t->local_ranks);
     free(t->local_index);
@@ -435,7 +479,8 @@ static const rcoll_algo_t *choose(struct rcoll_team *t, const rcoll_coll_info_t 
         return a;
     if (!why && t->chosen[c->coll].algo && t->chosen[c->coll].bytes == bytes)
         return t->chosen[c->coll].algo; /* the same as last time */
-    a = rcoll_select(cfg, c->coll, bytes, t->size, t->ppn_max, t->node_cores, why, why_len);
+    a = t->sub ? rcoll_select_default(cfg, c->coll, bytes, t->size, t->ppn_max, t->node_cores, why, why_len)
+               : rcoll_select(cfg, c->coll, bytes, t->size, t->ppn_max, t->node_cores, why, why_len);
     if (!a) { /* a bad RCOLL_<COLL>_ALGO: its message */
         char err[512];
         rcoll_select(cfg, c->coll, bytes, t->size, t->ppn_max, t->node_cores, err, sizeof err);
@@ -500,7 +545,6 @@ rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *arg
     rcoll_args_t *a = args;
     a->team = t;
     a->tl = t->tl;
-    a->seq = ++t->seq;
     a->rank = t->rank;
     a->size = t->size;
     const rcoll_coll_info_t *c = rcoll_coll_info(coll);
@@ -512,15 +556,20 @@ rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *arg
     /* The v-forms' own counts differ by rank: every rank must decide alike, so without them. */
     size_t key = rcoll_coll_by_bytes(c) ? a->bytes : 0;
     bool log = t->ctx->cfg.log_level >= RCOLL_LOG_INFO;
-    char why[512];
+    char why[1024];
     const rcoll_algo_t *chosen = choose(t, c, key, log ? why : NULL, sizeof why);
     if (!chosen)
         return RCOLL_ERR_INVALID;
+    /* A composed algorithm's sub-teams, built by every rank at its first call (every rank chose
+     * alike); where they cannot be, its not_for says so and the flat fallback runs. */
+    if (chosen->composed && !rcoll_hier_not_for(t))
+        rcoll_hier_get(t);
     /* The one place an algorithm that does not apply to this call gives way to its fallback;
      * what ran is what the team, rcoll-bench and the log name. */
     const char *not_for;
     const rcoll_algo_t *algo = rcoll_fallback(chosen, a, &not_for);
     t->last_algo = algo->name;
+    a->seq = algo->composed ? t->seq : ++t->seq;
     if (log && not_for)
         rcoll_log(t->ctx, RCOLL_LOG_INFO, "%s #%llu rank %d/%d bytes=%zu: algorithm %s (fallback of "
                   "%s, which does not apply: %s; %s: %s)", c->name, (unsigned long long)t->seq,
@@ -528,6 +577,8 @@ rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *arg
     else if (log)
         rcoll_log(t->ctx, RCOLL_LOG_INFO, "%s #%llu rank %d/%d bytes=%zu: algorithm %s (%s)",
                   c->name, (unsigned long long)t->seq, t->rank, t->size, key, algo->name, why);
+    if (algo->composed) /* calls on the sub-teams, which number and check their own */
+        return algo->run(a);
     /* A rank that cannot prepare (out of memory) does not arrive: its peers get a timeout
      * naming it rather than writing into a buffer it does not have. */
     rcoll_status_t st = algo->prepare ? algo->prepare(a) : RCOLL_OK;

@@ -18,7 +18,10 @@ struct rcoll_tl;
 struct rcoll_algo;
 
 /* Scratch slots: the entry point's copy of in-place send data, and two for algorithms. */
-enum { RCOLL_TMP_INPLACE = 0, RCOLL_TMP_ALGO = 1, RCOLL_TMP_ALGO2 = 2, RCOLL_TMP_SLOTS = 3 };
+enum { RCOLL_TMP_INPLACE = 0, RCOLL_TMP_ALGO = 1, RCOLL_TMP_ALGO2 = 2, RCOLL_TMP_ALGO3 = 3,
+       RCOLL_TMP_SLOTS = 4 };
+
+struct rcoll_hier;
 
 struct rcoll_context {
     rcoll_config_t cfg;
@@ -61,9 +64,24 @@ struct rcoll_team {
     rcoll_wait_policy_t wait;
     rcoll_view_t view;  /* what the transport knows of this team */
     struct rcoll_tl *tl;
+    /* Sub-teams over the same processes (core/hier.h): built at the first call of a composed
+     * (node-aware) algorithm, NULL before. */
+    struct rcoll_hier *hier;
+    bool sub;           /* this team is a sub-team of another: composed algorithms give way */
+    int *parent_rank;   /* a sub-team's: per rank, its rank in the parent (messages name those) */
+    int parent_size;    /* ... and the parent's size (0: not a sub-team) */
+    bool building;      /* its sub-teams are being built: composed algorithms give way */
     void *tmp[RCOLL_TMP_SLOTS];   /* scratch buffers kept between calls (rcoll_team_tmp) */
     size_t tmp_bytes[RCOLL_TMP_SLOTS];
 };
+
+/* A sub-team (core/hier.c): created over `oob` like any team, but its node of every rank is
+ * `node_of` (not the host names, RCOLL_NODE_MAP or RCOLL_PPN), the ranks its host runs are
+ * at least `host_procs` (its parent's, which share the cores), and its messages name every
+ * rank by `parent_rank`, its rank in the parent team. */
+rcoll_status_t rcoll_team_create_sub(rcoll_context_t *ctx, const rcoll_oob_t *oob,
+                                     const int *node_of, int host_procs, const int *parent_rank,
+                                     struct rcoll_team **out);
 
 /* Runs one collective: takes the next sequence number, chooses the algorithm for `bytes`,
  * calls its prepare, enters the transport, runs it and leaves. */

@@ -12,6 +12,7 @@
 
 #include "coll/colls.h"
 #include "core/team.h"
+#include "select/model.h"
 
 /* ---- the registry, by way of the collective table ---- */
 
@@ -34,6 +35,7 @@ void rcoll_algo_names(rcoll_coll_t coll, char *buf, size_t len)
 /* ---- the default table ---- */
 
 #define ANY (-1)
+#define MULTI 2
 #define INF RCOLL_TUNE_INF
 #define ANY_SIZE 0x7fffffff
 #define UPTO(n) ((size_t)(n) + 1) /* a range's end for "bytes <= n" */
@@ -51,7 +53,8 @@ typedef struct {
  * row that holds decides, by the range of the call's size. */
 typedef struct {
     rcoll_coll_t coll;
-    signed char nodes;         /* 1: the team spans nodes, 0: one node, ANY */
+    signed char nodes;         /* 1: the team spans nodes, 0: one node, ANY; MULTI: it spans
+                                * nodes with several ranks on one (measured; before the model) */
     signed char crowded;       /* 1: ranks outnumber the cores of a node, 0: not, ANY */
     int max_size;
     range_t ranges[MAX_RANGES]; /* ascending, the last one to INF */
@@ -62,9 +65,35 @@ typedef struct {
 #define V_FORM "v-form (its counts differ by rank, so no size decides): "
 
 static const row_t rows[] = {
+    /* Teams spanning nodes with several ranks on a node, up to 8 ranks: the layouts measured
+     * here (2x2, 2x4, 4x2 over UCX tcp, docs/tuning.md "Node-aware collectives and the cost
+     * model"), where the cost model is known wrong (its pick was within 10% of the best in
+     * about 60% of the cells). Larger teams: the model. */
+    {RCOLL_COLL_BARRIER, MULTI, ANY, 8, {
+        {INF, &rcoll_barrier_hier, "several ranks per node: fan-in on each node, a barrier among "
+         "the leaders only, one release per node"}}},
+    {RCOLL_COLL_ALLGATHER, MULTI, ANY, 8, {
+        {UPTO(512 * KB), &rcoll_allgather_hier_gather_bcast, "several ranks per node: only the "
+         "leaders cross the network, node blocks once each"},
+        {INF, &rcoll_allgather_ring, "several ranks per node, large blocks: neighbour writes, "
+         "one message across each node's edge per step"}}},
+    {RCOLL_COLL_ALLTOALL, MULTI, ANY, 8, {
+        {UPTO(1 * KB), &rcoll_alltoall_hier_aggregate, "several ranks per node, small blocks: one "
+         "message per pair of nodes between leaders"},
+        {UPTO(4 * KB), &rcoll_alltoall_gather_scatter, "several ranks per node, small blocks: every "
+         "row in one message to rank 0 and back"},
+        {INF, &rcoll_alltoall_direct, "several ranks per node, larger blocks: every block one "
+         "message, all in flight"}}},
+    {RCOLL_COLL_BCAST, MULTI, ANY, 8, {
+        {INF, &rcoll_bcast_hier, "several ranks per node: the root's node, the leaders, then the "
+         "other nodes through shared memory"}}},
+
     /* Teams spanning nodes (measured over UCX tcp, every rank its own node). Symmetric patterns
      * first: a rank that heard from a peer in this call knows that peer's slots are free, an
      * asymmetric one must read the peer's done word first (a round trip). */
+    {RCOLL_COLL_BARRIER, 1, ANY, 2, {
+        {INF, &rcoll_barrier_dissemination, "across nodes, two ranks: one message each way at once "
+         "(through a leader it would be two in a row)"}}},
     {RCOLL_COLL_BARRIER, 1, ANY, 8, {
         {INF, &rcoll_barrier_gather_release, ACROSS_SMALL_TEAM " where dissemination sends "
          "P log2 P"}}},
@@ -72,6 +101,11 @@ static const row_t rows[] = {
         {INF, &rcoll_barrier_dissemination, "across nodes: ceil(log2 P) rounds of one message for "
          "any P (signals need no slots, so no flow control; flat arrival would send P-1 messages "
          "per rank)"}}},
+    {RCOLL_COLL_ALLGATHER, 1, ANY, 2, {
+        {UPTO(64 * KB), &rcoll_allgather_recursive_doubling, "across nodes, two ranks: one "
+         "exchange at once (through a leader it would be two messages in a row)"},
+        {INF, &rcoll_allgather_direct, "across nodes, large blocks: all P-1 writes in flight at "
+         "once"}}},
     {RCOLL_COLL_ALLGATHER, 1, ANY, 8, {
         {UPTO(4 * KB), &rcoll_allgather_gather_bcast, ACROSS_SMALL_TEAM ", small blocks, instead "
          "of recursive doubling's P log2 P"},
@@ -89,6 +123,9 @@ static const row_t rows[] = {
          "blocks: log2 P symmetric exchanges, one message each"},
         {INF, &rcoll_allgather_ring, "across nodes, large team, large blocks: neighbour writes, "
          "bandwidth-bound"}}},
+    {RCOLL_COLL_ALLTOALL, 1, ANY, 2, {
+        {INF, &rcoll_alltoall_direct, "across nodes, two ranks: one message each way at once "
+         "(through a leader it would be two in a row)"}}},
     {RCOLL_COLL_ALLTOALL, 1, ANY, 8, {
         {UPTO(8 * KB), &rcoll_alltoall_gather_scatter, "across nodes, small blocks, small team: "
          "every rank's P blocks in one message to rank 0 and one back, 2(P-1) messages instead of "
@@ -241,7 +278,10 @@ static const row_t *default_row(rcoll_coll_t coll, size_t bytes, int size, int n
 {
     for (size_t i = 0; i < ROW_COUNT; i++) {
         const row_t *r = &rows[i];
-        if (r->coll != coll || size > r->max_size || (r->nodes != ANY && r->nodes != nodes) ||
+        bool spans = nodes != 0;
+        if (r->coll != coll || size > r->max_size ||
+            (r->nodes != ANY && r->nodes != MULTI && r->nodes != spans) ||
+            (r->nodes == MULTI && nodes != MULTI) ||
             (r->crowded != ANY && r->crowded != crowded))
             continue;
         size_t lo = 0;
@@ -286,7 +326,10 @@ static void explain_default(const row_t *r, int k, const rcoll_coll_info_t *c, i
     char cond[160] = "", range[64] = "";
     size_t n = (size_t)snprintf(cond, sizeof cond, "%s", c->name);
     if (r->nodes != ANY)
-        n += (size_t)snprintf(cond + n, sizeof cond - n, ", %s", r->nodes ? "several nodes" : "one node");
+        n += (size_t)snprintf(cond + n, sizeof cond - n, ", %s",
+                              r->nodes == MULTI ? "several nodes, several ranks on one"
+                              : r->nodes        ? "several nodes"
+                                                : "one node");
     if (r->crowded != ANY)
         n += (size_t)snprintf(cond + n, sizeof cond - n, ", %s",
                               r->crowded ? "ranks outnumber cores" : "a core per rank");
@@ -354,6 +397,35 @@ static const rcoll_algo_t *env_forced(const rcoll_config_t *cfg, const rcoll_col
     return a;
 }
 
+const rcoll_algo_t *rcoll_select_default(const rcoll_config_t *cfg, rcoll_coll_t coll, size_t bytes,
+                                         int size, int ppn, int cores, char *why, size_t why_len)
+{
+    const rcoll_coll_info_t *c = rcoll_coll_info(coll);
+    if (!rcoll_coll_by_bytes(c))
+        bytes = 0;
+    int k = 0, nodes = ppn >= size ? 0 : ppn > 1 ? MULTI : 1;
+    const row_t *r = default_row(coll, bytes, size, nodes, ppn > cores, &k);
+    bool model = rcoll_model_decides(coll, size, ppn);
+    if (model && (!r || r->nodes != MULTI))
+        return rcoll_model_pick(cfg, coll, bytes, size, ppn, cores, why, why_len);
+    if (!r) {
+        if (why)
+            snprintf(why, why_len, "no rule matches");
+        return NULL;
+    }
+    if (why)
+        explain_default(r, k, c, ppn, cores, why, why_len);
+    if (why && model) { /* the model's view, for comparison */
+        size_t n = strlen(why);
+        if (n + 40 < why_len) {
+            snprintf(why + n, why_len - n, "; for comparison, ");
+            n = strlen(why);
+            rcoll_model_pick(cfg, coll, bytes, size, ppn, cores, why + n, why_len - n);
+        }
+    }
+    return r->ranges[k].algo;
+}
+
 const rcoll_algo_t *rcoll_select(const rcoll_config_t *cfg, rcoll_coll_t coll, size_t bytes,
                                  int size, int ppn, int cores, char *why, size_t why_len)
 {
@@ -383,16 +455,9 @@ const rcoll_algo_t *rcoll_select(const rcoll_config_t *cfg, rcoll_coll_t coll, s
         if (!a)
             return NULL;
     } else {
-        int k = 0;
-        const row_t *r = default_row(coll, bytes, size, ppn < size, ppn > cores, &k);
-        if (!r) {
-            if (why)
-                snprintf(why, why_len, "no rule matches");
+        a = rcoll_select_default(cfg, coll, bytes, size, ppn, cores, why, why_len);
+        if (!a)
             return NULL;
-        }
-        a = r->ranges[k].algo;
-        if (why)
-            explain_default(r, k, c, ppn, cores, why, why_len);
         if (why && u) { /* RCOLL_TUNE gave auto for this range */
             size_t n = strlen(why);
             char lo[24], hi[24];

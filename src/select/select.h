@@ -22,6 +22,11 @@ void rcoll_algo_names(rcoll_coll_t coll, char *buf, size_t len);
 const rcoll_algo_t *rcoll_select(const rcoll_config_t *cfg, rcoll_coll_t coll, size_t bytes,
                                  int size, int ppn, int cores, char *why, size_t why_len);
 
+/* The default decision alone (no RCOLL_TUNE, no RCOLL_<COLL>_ALGO): a sub-team's, and the
+ * cost model's for a sub-team call. */
+const rcoll_algo_t *rcoll_select_default(const rcoll_config_t *cfg, rcoll_coll_t coll, size_t bytes,
+                                         int size, int ppn, int cores, char *why, size_t why_len);
+
 /* Whether RCOLL_TUNE names `coll` (then RCOLL_<COLL>_ALGO cannot be resolved once per team:
  * RCOLL_TUNE's ranges come first). */
 bool rcoll_tune_names(const rcoll_config_t *cfg, rcoll_coll_t coll);

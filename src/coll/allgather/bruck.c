@@ -76,10 +76,21 @@ static rcoll_status_t allgather_bruck(rcoll_args_t *a)
     return RCOLL_OK;
 }
 
+/* Cost model: ceil(log2 P) rounds (k = 1) to the rank 2^i away, min(2^i, P - 2^i) blocks each,
+ * then the rotation of the result. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    double m = (double)in->bytes, t = rcoll_cost_copy(in, in->P * m);
+    for (int d = 1; d < in->P; d *= 2)
+        t += rcoll_cost_round(in, d, false, (d < in->P - d ? d : in->P - d) * m);
+    return t;
+}
+
 const rcoll_algo_t rcoll_allgather_bruck = {
     .name = "bruck",
     .coll = RCOLL_COLL_ALLGATHER,
     .summary = "[qian-phd] k-port Bruck: ceil(log_{k+1} P) steps of k transfers to p-d(k+1)^j, blocks kept in "
         "place",
     .run = allgather_bruck,
+    .cost = cost,
 };

@@ -77,9 +77,16 @@ static rcoll_status_t allgather_direct(rcoll_args_t *a)
     return st;
 }
 
+/* Cost model: one step, every rank writes its block to every other. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    return rcoll_cost_fan(in, in->P - in->L, in->L - 1, (double)in->bytes);
+}
+
 const rcoll_algo_t rcoll_allgather_direct = {
     .name = "direct",
     .coll = RCOLL_COLL_ALLGATHER,
     .summary = "[qian-phd]: one step, all P-1 writes in flight, arrival order",
     .run = allgather_direct,
+    .cost = cost,
 };

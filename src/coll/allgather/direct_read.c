@@ -47,6 +47,14 @@ static const char *allgather_direct_read_not_for(const rcoll_args_t *a)
     return a->bytes > a->tl->inbox_bytes ? "the block is larger than the outbox" : NULL;
 }
 
+/* Cost model: one copy into the outbox, then every rank reads every other's block. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    if (in->N > 1)
+        return RCOLL_COST_NONE; /* reads across nodes (coll/cost.h) */
+    return rcoll_cost_copy(in, (double)in->bytes) + rcoll_cost_fan(in, in->P - in->L, in->L - 1, (double)in->bytes);
+}
+
 const rcoll_algo_t rcoll_allgather_direct_read = {
     .name = "direct_read",
     .coll = RCOLL_COLL_ALLGATHER,
@@ -55,4 +63,5 @@ const rcoll_algo_t rcoll_allgather_direct_read = {
     .not_for = allgather_direct_read_not_for,
     .fallback = &rcoll_allgather_direct,
     .limits = "blocks of at most RCOLL_INBOX_BYTES (one publication in the outbox)",
+    .cost = cost,
 };

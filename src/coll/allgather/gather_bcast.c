@@ -42,9 +42,17 @@ static rcoll_status_t allgather_gather_bcast(rcoll_args_t *a)
     return st;
 }
 
+/* Cost model: rank 0 hears P-1 blocks, then writes the P-block result to P-1 ranks. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    double m = (double)in->bytes;
+    return rcoll_cost_root(in, m) + rcoll_cost_root(in, in->P * m);
+}
+
 const rcoll_algo_t rcoll_allgather_gather_bcast = {
     .name = "gather_bcast",
     .coll = RCOLL_COLL_ALLGATHER,
     .summary = "[qian-phd] Gather-and-Broadcast with one leader: blocks to rank 0, the result back in one message",
     .run = allgather_gather_bcast,
+    .cost = cost,
 };

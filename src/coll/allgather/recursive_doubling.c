@@ -53,9 +53,25 @@ static rcoll_status_t allgather_rd(rcoll_args_t *a)
     return st;
 }
 
+/* Cost model: log2 P exchanges (XOR) of 2^i blocks; where P is not a power of two, the extra
+ * ranks' blocks in and the whole result out. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    int pof2 = 1;
+    while (pof2 * 2 <= in->P)
+        pof2 *= 2;
+    double m = (double)in->bytes, t = 0;
+    for (int d = 1; d < pof2; d *= 2)
+        t += rcoll_cost_round(in, d, true, d * m);
+    if (pof2 < in->P)
+        t += rcoll_cost_round(in, pof2, false, m) + rcoll_cost_round(in, pof2, false, in->P * m);
+    return t;
+}
+
 const rcoll_algo_t rcoll_allgather_recursive_doubling = {
     .name = "recursive_doubling",
     .coll = RCOLL_COLL_ALLGATHER,
     .summary = "[sur-hipc05]: log2 P exchanges, copy-based below M_T then zero-copy from step k",
     .run = allgather_rd,
+    .cost = cost,
 };

@@ -22,9 +22,17 @@ static rcoll_status_t allgather_ring(rcoll_args_t *a)
     return RCOLL_OK;
 }
 
+/* Cost model: P-1 steps of one block to the right neighbour; across nodes a step waits for the
+ * one message that crosses each node's edge. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    return (in->P - 1) * rcoll_cost_round(in, 1, false, (double)in->bytes);
+}
+
 const rcoll_algo_t rcoll_allgather_ring = {
     .name = "ring",
     .coll = RCOLL_COLL_ALLGATHER,
     .summary = "[sur-hipc05]: P-1 steps to the right neighbour, zero-copy above M_T",
     .run = allgather_ring,
+    .cost = cost,
 };

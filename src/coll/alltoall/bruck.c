@@ -139,6 +139,16 @@ static rcoll_status_t alltoall_bruck(rcoll_args_t *a)
     return RCOLL_OK;
 }
 
+/* Cost model: ceil(log2 P) rounds (k = 1) of about P/2 blocks to the rank 2^i away, packing
+ * and the final rotation copied locally. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    double m = (double)in->bytes, half = (in->P + 1) / 2 * m, t = 2 * rcoll_cost_copy(in, in->P * m);
+    for (int d = 1; d < in->P; d *= 2)
+        t += rcoll_cost_round(in, d, false, half) + rcoll_cost_copy(in, half);
+    return t;
+}
+
 const rcoll_algo_t rcoll_alltoall_bruck = {
     .name = "bruck",
     .coll = RCOLL_COLL_ALLTOALL,
@@ -146,4 +156,5 @@ const rcoll_algo_t rcoll_alltoall_bruck = {
         "transfers to p+d(k+1)^j, blocks kept in recvbuf",
     .run = alltoall_bruck,
     .prepare = bruck_prepare,
+    .cost = cost,
 };

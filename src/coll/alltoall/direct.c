@@ -26,9 +26,16 @@ static rcoll_status_t alltoall_direct(rcoll_args_t *a)
     return a2a_sweep_run(&s);
 }
 
+/* Cost model: one step, every block one message. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    return rcoll_cost_fan(in, in->P - in->L, in->L - 1, (double)in->bytes);
+}
+
 const rcoll_algo_t rcoll_alltoall_direct = {
     .name = "direct",
     .coll = RCOLL_COLL_ALLTOALL,
     .summary = "[qian-phd]: one sweep, block to (p+d) mod N, k writes ahead (0: all), arrival order",
     .run = alltoall_direct,
+    .cost = cost,
 };

@@ -48,6 +48,16 @@ static const char *alltoall_direct_read_not_for(const rcoll_args_t *a)
                                                            : NULL;
 }
 
+/* Cost model: the P blocks copied into the outbox, then every rank reads its block of every
+ * other's. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    if (in->N > 1)
+        return RCOLL_COST_NONE; /* reads across nodes (coll/cost.h) */
+    double m = (double)in->bytes;
+    return rcoll_cost_copy(in, in->P * m) + rcoll_cost_fan(in, in->P - in->L, in->L - 1, m);
+}
+
 const rcoll_algo_t rcoll_alltoall_direct_read = {
     .name = "direct_read",
     .coll = RCOLL_COLL_ALLTOALL,
@@ -56,4 +66,5 @@ const rcoll_algo_t rcoll_alltoall_direct_read = {
     .not_for = alltoall_direct_read_not_for,
     .fallback = &rcoll_alltoall_direct,
     .limits = "P blocks of at most RCOLL_INBOX_BYTES in all (one publication in the outbox)",
+    .cost = cost,
 };

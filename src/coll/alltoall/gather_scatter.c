@@ -85,6 +85,13 @@ static const char *alltoall_gather_scatter_not_for(const rcoll_args_t *a)
     return fits(a) ? NULL : "rows too large for the copy path";
 }
 
+/* Cost model: rank 0 hears P blocks from every rank, then writes P blocks to every rank. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    double row = in->P * (double)in->bytes;
+    return 2 * rcoll_cost_root(in, row) + rcoll_cost_copy(in, in->P * row);
+}
+
 const rcoll_algo_t rcoll_alltoall_gather_scatter = {
     .name = "gather_scatter",
     .coll = RCOLL_COLL_ALLTOALL,
@@ -94,4 +101,5 @@ const rcoll_algo_t rcoll_alltoall_gather_scatter = {
     .fallback = &rcoll_alltoall_direct,
     .limits = "rows of P blocks below the zero-copy threshold whose P rows fit RCOLL_INBOX_BYTES (rank 0's "
         "inbox)",
+    .cost = cost,
 };

@@ -27,9 +27,17 @@ static rcoll_status_t alltoall_pairwise(rcoll_args_t *a)
     return RCOLL_OK;
 }
 
+/* Cost model: P-1 steps of one block each, most of them across nodes. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    double m = (double)in->bytes, local = in->L - 1, remote = in->P - in->L;
+    return local * rcoll_cost_step(&in->m->shm, 1, m) + remote * rcoll_cost_step(&in->m->net, in->L, m);
+}
+
 const rcoll_algo_t rcoll_alltoall_pairwise = {
     .name = "pairwise",
     .coll = RCOLL_COLL_ALLTOALL,
     .summary = "[qian-phd]: N-1 steps, write to p+i, receive from p-i",
     .run = alltoall_pairwise,
+    .cost = cost,
 };

@@ -24,9 +24,19 @@ static rcoll_status_t barrier_dissemination(rcoll_args_t *a)
     return RCOLL_OK;
 }
 
+/* Cost model: ceil(log2 P) rounds of one signal, to the rank 2^i away. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    double t = 0;
+    for (int d = 1; d < in->P; d *= 2)
+        t += rcoll_cost_round(in, d, false, 0);
+    return t;
+}
+
 const rcoll_algo_t rcoll_barrier_dissemination = {
     .name = "dissemination",
     .coll = RCOLL_COLL_BARRIER,
     .summary = "RDS [kini-tr03]: ceil(log2 P) rounds, signal r+2^k, wait r-2^k",
     .run = barrier_dissemination,
+    .cost = cost,
 };

@@ -40,9 +40,18 @@ static rcoll_status_t barrier_flat_arrival(rcoll_args_t *a)
     return RCOLL_OK;
 }
 
+/* Cost model: every rank signals every other once, in one step. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    if (in->N > 1)
+        return RCOLL_COST_NONE; /* reads across nodes (coll/cost.h) */
+    return rcoll_cost_fan(in, in->P - in->L, in->L - 1, 0);
+}
+
 const rcoll_algo_t rcoll_barrier_flat_arrival = {
     .name = "flat_arrival",
     .coll = RCOLL_COLL_BARRIER,
     .summary = "RGM gather with fan-in P-1, no release: every rank reads all arrival words",
     .run = barrier_flat_arrival,
+    .cost = cost,
 };

@@ -39,9 +39,22 @@ static rcoll_status_t barrier_gather_release(rcoll_args_t *a)
     return rcoll_tl_wait(a->tl, &ev);
 }
 
+/* Cost model: the gather tree's levels (each parent waits for `fanin` children), then the
+ * root's release: one word every rank of its node polls, one write per rank elsewhere. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    int fanin = in->cfg->gather_fanin, levels = 0;
+    for (long span = 1; span < in->P; span = span * (fanin + 1))
+        levels++;
+    const rcoll_cost_channel_t *up = in->N > 1 ? &in->m->net : &in->m->shm;
+    return levels * rcoll_cost_step(up, fanin < in->P - 1 ? fanin : in->P - 1, 0) +
+           (in->N > 1 ? rcoll_cost_step(&in->m->net, in->P - in->L, 0) : rcoll_cost_step(&in->m->shm, 1, 0));
+}
+
 const rcoll_algo_t rcoll_barrier_gather_release = {
     .name = "gather_release",
     .coll = RCOLL_COLL_BARRIER,
     .summary = "RGM [kini-tr03]: gather tree fan-in 7, then one release word every rank polls",
     .run = barrier_gather_release,
+    .cost = cost,
 };

@@ -36,9 +36,23 @@ static rcoll_status_t barrier_pairwise(rcoll_args_t *a)
     return st;
 }
 
+/* Cost model: log2 of the largest power of two <= P rounds of one signal with the rank 2^i away
+ * (XOR), two more where P is not a power of two. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    int pof2 = 1;
+    while (pof2 * 2 <= in->P)
+        pof2 *= 2;
+    double t = pof2 < in->P ? 2 * rcoll_cost_round(in, pof2, false, 0) : 0;
+    for (int d = 1; d < pof2; d *= 2)
+        t += rcoll_cost_round(in, d, true, 0);
+    return t;
+}
+
 const rcoll_algo_t rcoll_barrier_pairwise_exchange = {
     .name = "pairwise_exchange",
     .coll = RCOLL_COLL_BARRIER,
     .summary = "RPE [kini-tr03]: signal exchange with r XOR 2^k, extra ranks folded",
     .run = barrier_pairwise,
+    .cost = cost,
 };

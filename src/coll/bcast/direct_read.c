@@ -89,6 +89,15 @@ static const char *bcast_direct_read_not_for(const rcoll_args_t *a)
     return a->bytes > a->tl->inbox_bytes ? "the message is larger than the outbox" : NULL;
 }
 
+/* Cost model: one copy into the root's outbox, then every rank reads it. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    if (in->N > 1)
+        return RCOLL_COST_NONE; /* reads across nodes (coll/cost.h) */
+    double m = (double)in->bytes;
+    return rcoll_cost_copy(in, m) + rcoll_cost_step(&in->m->shm, 1, m);
+}
+
 const rcoll_algo_t rcoll_bcast_direct_read = {
     .name = "direct_read",
     .coll = RCOLL_COLL_BCAST,
@@ -98,4 +107,5 @@ const rcoll_algo_t rcoll_bcast_direct_read = {
     .not_for = bcast_direct_read_not_for,
     .fallback = &rcoll_bcast_scatter_allgather,
     .limits = "messages of at most RCOLL_INBOX_BYTES (one publication in the root's outbox)",
+    .cost = cost,
 };

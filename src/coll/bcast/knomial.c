@@ -83,10 +83,24 @@ static rcoll_status_t bcast_knomial(rcoll_args_t *a)
     return send_to_children(a, children, count, proto);
 }
 
+/* Cost model: ceil(log_k P) levels, each parent writing the message to up to k-1 children
+ * (across nodes once the distance reaches a node). */
+static double cost(const rcoll_cost_in_t *in)
+{
+    int k = in->cfg->bcast_radix;
+    double t = 0;
+    for (long d = 1; d < in->P; d *= k) {
+        bool local = in->N == 1 || d * k <= in->L;
+        t += rcoll_cost_step(local ? &in->m->shm : &in->m->net, k - 1, (double)in->bytes);
+    }
+    return t;
+}
+
 const rcoll_algo_t rcoll_bcast_knomial = {
     .name = "knomial",
     .coll = RCOLL_COLL_BCAST,
     .summary = "[qian-phd] 3.4.1: k-port binomial tree (radix RCOLL_BCAST_RADIX), arrival order, zero-copy "
         "above M_T",
     .run = bcast_knomial,
+    .cost = cost,
 };

@@ -182,10 +182,18 @@ static rcoll_status_t bcast_scatter_allgather(rcoll_args_t *a)
     return v == 0 ? root_run(a) : nonroot_run(a, v);
 }
 
+/* Cost model: the root writes P pieces of m/P, then P-1 ring steps of one piece. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    double piece = (double)in->bytes / in->P;
+    return rcoll_cost_root(in, piece) + (in->P - 1) * rcoll_cost_round(in, 1, false, piece);
+}
+
 const rcoll_algo_t rcoll_bcast_scatter_allgather = {
     .name = "scatter_allgather",
     .coll = RCOLL_COLL_BCAST,
     .summary = "[qian-phd] 3.4 + [sur-hipc05] 4.3: scatter P pieces from the root, then ring allgather, "
         "zero-copy above M_T",
     .run = bcast_scatter_allgather,
+    .cost = cost,
 };

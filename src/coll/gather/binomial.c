@@ -143,10 +143,24 @@ static rcoll_status_t gather_binomial(rcoll_args_t *a)
     return send_up(a, &g);
 }
 
+/* Cost model: ceil(log_{k+1} P) levels; at distance d a parent hears k children carrying d
+ * blocks each. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    int k = in->cfg->kport;
+    double t = 0;
+    for (long d = 1; d < in->P; d *= k + 1) {
+        bool local = in->N == 1 || d * (k + 1) <= in->L;
+        t += rcoll_cost_step(local ? &in->m->shm : &in->m->net, k, (double)d * (double)in->bytes);
+    }
+    return t;
+}
+
 const rcoll_algo_t rcoll_gather_binomial = {
     .name = "binomial",
     .coll = RCOLL_COLL_GATHER,
     .summary = "[qian-phd] 3.4.2: k-port binomial tree (RCOLL_KPORT), subtrees combined on the way up",
     .run = gather_binomial,
     .prepare = gather_binomial_prepare,
+    .cost = cost,
 };

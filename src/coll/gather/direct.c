@@ -26,9 +26,16 @@ static rcoll_status_t gather_direct(rcoll_args_t *a)
     return rcoll_sweep(a, pending, count, gs_collect_block, gs_block_signal, NULL);
 }
 
+/* Cost model: the root hears one block from every rank. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    return rcoll_cost_root(in, (double)in->bytes);
+}
+
 const rcoll_algo_t rcoll_gather_direct = {
     .name = "direct",
     .coll = RCOLL_COLL_GATHER,
     .summary = "[qian-phd] 3.4.2: every rank writes its block to the root, which takes them in arrival order",
     .run = gather_direct,
+    .cost = cost,
 };

@@ -102,10 +102,23 @@ static rcoll_status_t scatter_binomial(rcoll_args_t *a)
     return st;
 }
 
+/* Cost model: ceil(log_{k+1} P) levels; at distance d a parent writes k children d blocks each. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    int k = in->cfg->kport;
+    double t = 0;
+    for (long d = 1; d < in->P; d *= k + 1) {
+        bool local = in->N == 1 || d * (k + 1) <= in->L;
+        t += rcoll_cost_step(local ? &in->m->shm : &in->m->net, k, (double)d * (double)in->bytes);
+    }
+    return t;
+}
+
 const rcoll_algo_t rcoll_scatter_binomial = {
     .name = "binomial",
     .coll = RCOLL_COLL_SCATTER,
     .summary = "[qian-phd] 3.4.1: k-port binomial tree (RCOLL_KPORT), each rank passes on its subtree's part",
     .run = scatter_binomial,
     .prepare = scatter_binomial_prepare,
+    .cost = cost,
 };

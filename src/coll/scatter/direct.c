@@ -53,9 +53,16 @@ static rcoll_status_t scatter_direct(rcoll_args_t *a)
     return rcoll_sweep(a, pending, count, deliver, arrival_of, NULL);
 }
 
+/* Cost model: the root writes one block to every rank. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    return rcoll_cost_root(in, (double)in->bytes);
+}
+
 const rcoll_algo_t rcoll_scatter_direct = {
     .name = "direct",
     .coll = RCOLL_COLL_SCATTER,
     .summary = "[qian-phd] 3.4.1: the root writes every block straight to its rank, arrived ranks first",
     .run = scatter_direct,
+    .cost = cost,
 };

@@ -74,6 +74,15 @@ static const char *scatter_direct_read_not_for(const rcoll_args_t *a)
                ? "blocks for single copy, which this team's transport cannot read" : NULL;
 }
 
+/* Cost model: the root's blocks copied once, every rank reads its own (the root's node's link
+ * serves the readers elsewhere). */
+static double cost(const rcoll_cost_in_t *in)
+{
+    if (in->N > 1)
+        return RCOLL_COST_NONE; /* reads across nodes (coll/cost.h) */
+    return rcoll_cost_copy(in, in->P * (double)in->bytes) + rcoll_cost_root(in, (double)in->bytes);
+}
+
 const rcoll_algo_t rcoll_scatter_direct_read = {
     .name = "direct_read",
     .coll = RCOLL_COLL_SCATTER,
@@ -84,4 +93,5 @@ const rcoll_algo_t rcoll_scatter_direct_read = {
     .fallback = &rcoll_scatter_direct,
     .limits = "blocks below the zero-copy threshold whose P blocks fit RCOLL_INBOX_BYTES (the root's "
         "outbox), larger ones where single copy works (CMA; not with RCOLL_CMA=0)",
+    .cost = cost,
 };

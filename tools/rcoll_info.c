@@ -14,11 +14,13 @@ static int usage(const char *prog, int code)
     fprintf(f,
             "usage: %s --list\n"
             "       %s --colls\n"
-            "       %s --explain --coll C --bytes N --size P [--ppn Q]\n"
+            "       %s --explain --coll C --bytes N --size P [--ppn Q] [--nodes-per-host H]\n"
             "  --explain  print the algorithm rcoll selects for N bytes per rank (bcast: the\n"
             "             message; barrier and the v-forms are chosen without a size) on a team\n"
             "             of P ranks with Q ranks per node (default Q = P), and why: the user rule\n"
-            "             (RCOLL_TUNE, RCOLL_<COLL>_ALGO) or the default rule, with its range.\n"
+            "             (RCOLL_TUNE, RCOLL_<COLL>_ALGO) or the default rule, with its range;\n"
+            "             across nodes with Q > 1 the cost model's prediction of every candidate.\n"
+            "             H nodes share one host (emulated nodes: H = P/Q; default 1).\n"
             "             C:",
             prog, prog, prog);
     for (int c = 0; c < RCOLL_COLL_COUNT; c++)
@@ -87,7 +89,7 @@ static int parse_long(const char *text, long *out)
 int main(int argc, char **argv)
 {
     int list = 0, explain = 0, colls = 0, coll = -1;
-    long bytes = 0, size = -1, ppn = -1;
+    long bytes = 0, size = -1, ppn = -1, per_host = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--list")) list = 1;
@@ -99,6 +101,7 @@ int main(int argc, char **argv)
         else if (v && !strcmp(a, "--bytes")) { if (parse_long(v, &bytes)) return usage(argv[0], 2); i++; }
         else if (v && !strcmp(a, "--size")) { if (parse_long(v, &size) || size < 1) return usage(argv[0], 2); i++; }
         else if (v && !strcmp(a, "--ppn")) { if (parse_long(v, &ppn) || ppn < 1) return usage(argv[0], 2); i++; }
+        else if (v && !strcmp(a, "--nodes-per-host")) { if (parse_long(v, &per_host) || per_host < 1) return usage(argv[0], 2); i++; }
         else return usage(argv[0], 2);
     }
     if (list) {
@@ -119,8 +122,9 @@ int main(int argc, char **argv)
         if (rcoll_context_create(&ctx) != RCOLL_OK)
             return 1;
         char why[1024];
-        const char *algo = rcoll_explain(ctx, (rcoll_coll_t)coll, (size_t)bytes, (int)size,
-                                         (int)(ppn > 0 ? ppn : size), why, sizeof why);
+        const char *algo = rcoll_explain_hosts(ctx, (rcoll_coll_t)coll, (size_t)bytes, (int)size,
+                                               (int)(ppn > 0 ? ppn : size), (int)per_host, why,
+                                               sizeof why);
         printf("%s bytes=%ld size=%ld ppn=%ld -> %s\n  why: %s\n", rcoll_coll_name((rcoll_coll_t)coll),
                bytes, size, ppn > 0 ? ppn : size, algo ? algo : "(error)", why);
         rcoll_context_destroy(ctx);

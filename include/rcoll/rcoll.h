@@ -173,6 +173,11 @@ RCOLL_API int rcoll_coll_from_name(const char *name);
  * or NULL with the error in `why`. */
 RCOLL_API const char *rcoll_explain(rcoll_context_t *ctx, rcoll_coll_t coll, size_t bytes, int team_size,
                           int ppn, char *why, size_t why_len);
+/* rcoll_explain for nodes that share hosts, `nodes_per_host` of them on one (emulated nodes:
+ * RCOLL_PPN or RCOLL_NODE_MAP on one machine); rcoll_explain is this with 1. */
+RCOLL_API const char *rcoll_explain_hosts(rcoll_context_t *ctx, rcoll_coll_t coll, size_t bytes,
+                                          int team_size, int ppn, int nodes_per_host, char *why,
+                                          size_t why_len);
 /* Writes the algorithm registry (name, collective, constraints, description) to `buf`. */
 RCOLL_API void rcoll_list_algorithms(char *buf, size_t len);
 /* Writes the network channels this build has, as RCOLL_NET names them ("ucx, ofi"; "" if none:

@@ -18,6 +18,9 @@ typedef struct rcoll_cost_in {
     const rcoll_model_t *m;
     size_t bytes;              /* the call's size as the selection keys on it */
     int P, N, L;               /* ranks, nodes, most ranks on one node */
+    int H;                     /* nodes that share one host's link and cores (1 on a cluster;
+                                * emulated nodes: all of them): a network step's messages queue
+                                * behind those of the host's other nodes */
     /* The predicted time of a call of `coll` of `bytes` on a sub-team (P ranks, N nodes, L per
      * node), with the algorithm the selection runs there; `share` such calls run at once on
      * every node (their network messages queue behind each other). */
@@ -46,16 +49,17 @@ static inline double rcoll_cost_copy(const rcoll_cost_in_t *in, double bytes)
 
 /* A round in which every rank sends one message of `bytes` to the rank `d` away (rank r with
  * r XOR d where `xor`, else r + d): shared memory when it stays on every node, else the
- * network, with as many messages per node as its ranks whose partner is elsewhere. */
+ * network, with as many messages per node (per host: H nodes) as its ranks whose partner is
+ * elsewhere. */
 static inline double rcoll_cost_round(const rcoll_cost_in_t *in, int d, bool xor, double bytes)
 {
     if (in->N == 1)
         return rcoll_cost_step(&in->m->shm, 1, bytes);
     if (d >= in->L)
-        return rcoll_cost_step(&in->m->net, in->L, bytes);
+        return rcoll_cost_step(&in->m->net, (double)in->L * in->H, bytes);
     if (xor && in->L % (2 * d) == 0)
         return rcoll_cost_step(&in->m->shm, 1, bytes);
-    return rcoll_cost_step(&in->m->net, xor ? in->L : d, bytes);
+    return rcoll_cost_step(&in->m->net, (double)(xor ? in->L : d) * in->H, bytes);
 }
 
 /* One step in which every rank sends `per_rank_remote` messages to other nodes and
@@ -63,7 +67,7 @@ static inline double rcoll_cost_round(const rcoll_cost_in_t *in, int d, bool xor
 static inline double rcoll_cost_fan(const rcoll_cost_in_t *in, double per_rank_remote,
                                     double per_rank_local, double bytes)
 {
-    double net = rcoll_cost_step(&in->m->net, per_rank_remote * in->L, bytes);
+    double net = rcoll_cost_step(&in->m->net, per_rank_remote * in->L * in->H, bytes);
     double shm = rcoll_cost_step(&in->m->shm, per_rank_local, bytes);
     return net > shm ? net : shm;
 }

@@ -450,16 +450,16 @@ void rcoll_model_keys(rcoll_model_t *m, const char *names[RCOLL_MODEL_KEYS], dou
 
 void rcoll_model_defaults(rcoll_model_t *m)
 {
-    /* docs/tuning.md, "Cost model": rcoll-bench --calibrate, 2x2 emulated nodes over UCX tcp on
-     * the 2-core machine (two runs, averaged). */
-    m->shm.alpha = 0.27;
-    m->shm.gap = 1.3;
-    m->shm.per_kb = 0.14;
-    m->net.alpha = 15.4;
-    m->net.gap = 5.6;
-    m->net.per_kb = 0.26;
-    m->copy_per_kb = 0.025;
-    m->call = 0.7;
+    /* docs/tuning.md, "Cost model": rcoll-bench --calibrate, 2x4 emulated nodes (two nodes of
+     * four ranks on one host: nodes per host 2) over UCX tcp on the 2-core machine. */
+    m->shm.alpha = 1.2;
+    m->shm.gap = 0.5;
+    m->shm.per_kb = 0.18;
+    m->net.alpha = 19.6;
+    m->net.gap = 3.8;
+    m->net.per_kb = 0.17;
+    m->copy_per_kb = 0.021;
+    m->call = 0.87;
 }
 
 int rcoll_model_parse(const char *text, rcoll_model_t *m, char *err, size_t err_len)

@@ -461,6 +461,12 @@ rcoll_status_t rcoll_team_force_algorithm(rcoll_team_t *t, rcoll_coll_t coll, co
 
 /* ---- collectives ---- */
 
+int rcoll_team_node_share(const struct rcoll_team *t)
+{
+    int n = t->local_size > 0 ? t->host_size / t->local_size : 1;
+    return n < 1 ? 1 : n;
+}
+
 /* The algorithm chosen for the call (before any fallback: rcoll_team_run), `why` filled when
  * it is not NULL (the log at RCOLL_LOG=info); NULL with the team's error on a bad override. */
 static const rcoll_algo_t *choose(struct rcoll_team *t, const rcoll_coll_info_t *c, size_t bytes,
@@ -471,7 +477,8 @@ static const rcoll_algo_t *choose(struct rcoll_team *t, const rcoll_coll_info_t 
     if (a && why) {
         /* From RCOLL_<COLL>_ALGO (resolved once) or rcoll_team_force_algorithm. */
         if (cfg->algo[c->coll][0] && strcasecmp(cfg->algo[c->coll], a->name) == 0)
-            rcoll_select(cfg, c->coll, bytes, t->size, t->ppn_max, t->node_cores, why, why_len);
+            rcoll_select_shared(cfg, c->coll, bytes, t->size, t->ppn_max, t->node_cores,
+                                rcoll_team_node_share(t), why, why_len);
         else
             snprintf(why, why_len, "forced for this team");
     }
@@ -479,11 +486,15 @@ static const rcoll_algo_t *choose(struct rcoll_team *t, const rcoll_coll_info_t 
         return a;
     if (!why && t->chosen[c->coll].algo && t->chosen[c->coll].bytes == bytes)
         return t->chosen[c->coll].algo; /* the same as last time */
-    a = t->sub ? rcoll_select_default(cfg, c->coll, bytes, t->size, t->ppn_max, t->node_cores, why, why_len)
-               : rcoll_select(cfg, c->coll, bytes, t->size, t->ppn_max, t->node_cores, why, why_len);
+    int share = rcoll_team_node_share(t);
+    a = t->sub ? rcoll_select_default(cfg, c->coll, bytes, t->size, t->ppn_max, t->node_cores, share,
+                                      why, why_len)
+               : rcoll_select_shared(cfg, c->coll, bytes, t->size, t->ppn_max, t->node_cores, share,
+                                     why, why_len);
     if (!a) { /* a bad RCOLL_<COLL>_ALGO: its message */
         char err[512];
-        rcoll_select(cfg, c->coll, bytes, t->size, t->ppn_max, t->node_cores, err, sizeof err);
+        rcoll_select_shared(cfg, c->coll, bytes, t->size, t->ppn_max, t->node_cores, share, err,
+                            sizeof err);
         rcoll_team_error(t, RCOLL_ERR_INVALID, "%s: %s", c->name, err);
         return NULL;
     }

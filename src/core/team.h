@@ -83,6 +83,10 @@ rcoll_status_t rcoll_team_create_sub(rcoll_context_t *ctx, const rcoll_oob_t *oo
                                      const int *node_of, int host_procs, const int *parent_rank,
                                      struct rcoll_team **out);
 
+/* The nodes of the team that share my host, about (its ranks on my host / those on my node):
+ * 1 on a cluster, the node count for emulated nodes on one machine (the cost model's H). */
+int rcoll_team_node_share(const struct rcoll_team *t);
+
 /* Runs one collective: takes the next sequence number, chooses the algorithm for `bytes`,
  * calls its prepare, enters the transport, runs it and leaves. */
 struct rcoll_args;

@@ -81,6 +81,23 @@ void rcoll_net_ctx_destroy_all(rcoll_net_ctx_t **slots)
     }
 }
 
+bool rcoll_net_ctx_any(rcoll_net_ctx_t *const *slots)
+{
+    for (int i = 0; slots && rcoll_net_channels[i]; i++)
+        if (slots[i])
+            return true;
+    return false;
+}
+
+unsigned rcoll_net_ctx_look_all(rcoll_net_ctx_t *const *slots)
+{
+    unsigned done = 0;
+    for (int i = 0; slots && rcoll_net_channels[i]; i++)
+        if (slots[i])
+            done += rcoll_net_channels[i]->ctx_look(slots[i]);
+    return done;
+}
+
 void rcoll_net_cache_stats(rcoll_net_ctx_t *const *slots, rcoll_reg_cache_stats_t *out)
 {
     memset(out, 0, sizeof *out);

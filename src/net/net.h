@@ -63,6 +63,11 @@ typedef struct rcoll_net_ops {
     /* ---- per context ---- */
     void (*ctx_destroy)(rcoll_net_ctx_t *c);
     void (*cache_stats)(const rcoll_net_ctx_t *c, rcoll_reg_cache_stats_t *out);
+    /* One look at the context's worker or completion queue: what the context's teams on other
+     * nodes need from this process (a read of its memory that only its own progress serves,
+     * over UCX tcp or a manual-progress provider) goes on while it waits in a team that has no
+     * network of its own (a node team of a node-aware call). How much it did (0: nothing). */
+    unsigned (*ctx_look)(rcoll_net_ctx_t *c);
     /* ---- per team ---- */
     /* Collective over the team: `area` is this rank's area of area_bytes (the same size on
      * every rank). The outcome is agreed by all ranks. */
@@ -141,6 +146,10 @@ const rcoll_net_ops_t *rcoll_net_choose(const rcoll_config_t *cfg, char *why, si
 /* Per-context state of every channel. */
 void rcoll_net_ctx_destroy_all(rcoll_net_ctx_t **slots);
 void rcoll_net_cache_stats(rcoll_net_ctx_t *const *slots, rcoll_reg_cache_stats_t *out);
+/* Whether the context has a network channel context (some team of it spans nodes). */
+bool rcoll_net_ctx_any(rcoll_net_ctx_t *const *slots);
+/* One look at every channel context of the context (ops->ctx_look); how much they did. */
+unsigned rcoll_net_ctx_look_all(rcoll_net_ctx_t *const *slots);
 
 static inline void rcoll_net_destroy(rcoll_net_t *n)
 {

@@ -18,7 +18,7 @@ typedef struct {
 static double sub_cost(const rcoll_cost_in_t *in, int coll, size_t bytes, int P, int N, int L, int share);
 
 static shape_t make_shape(const rcoll_config_t *cfg, const rcoll_model_t *m, size_t bytes, int P,
-                          int ppn, int cores)
+                          int ppn, int cores, int share)
 {
     shape_t s;
     s.in.cfg = cfg;
@@ -27,6 +27,7 @@ static shape_t make_shape(const rcoll_config_t *cfg, const rcoll_model_t *m, siz
     s.in.P = P;
     s.in.L = ppn < P ? ppn : P;
     s.in.N = (P + s.in.L - 1) / s.in.L;
+    s.in.H = share < 1 ? 1 : share > s.in.N ? s.in.N : share;
     s.in.sub = sub_cost;
     s.cores = cores;
     return s;
@@ -61,10 +62,12 @@ static double sub_cost(const rcoll_cost_in_t *in, int coll, size_t bytes, int P,
     sub.P = P;
     sub.N = N;
     sub.L = L;
+    sub.H = in->H < N ? in->H : N;
     if (P <= 1)
         return 0; /* a call every rank skips */
     double call = in->m->call;
-    const rcoll_algo_t *a = rcoll_select_default(in->cfg, (rcoll_coll_t)coll, bytes, P, L, in->cfg->cores, NULL, 0);
+    const rcoll_algo_t *a = rcoll_select_default(in->cfg, (rcoll_coll_t)coll, bytes, P, L, in->cfg->cores,
+                                                 sub.H, NULL, 0);
     double t = a && a->cost && !a->composed ? a->cost(&sub) : RCOLL_COST_NONE;
     return call + (t >= 0 ? t : cheapest(&sub, (rcoll_coll_t)coll));
 }
@@ -89,19 +92,19 @@ bool rcoll_model_decides(rcoll_coll_t coll, int size, int ppn)
 }
 
 double rcoll_model_predict(const rcoll_config_t *cfg, const rcoll_algo_t *a, size_t bytes,
-                           int size, int ppn, int cores)
+                           int size, int ppn, int cores, int share)
 {
     if (!a->cost)
         return -1;
-    shape_t s = make_shape(cfg, &cfg->model, bytes, size, ppn, cores);
+    shape_t s = make_shape(cfg, &cfg->model, bytes, size, ppn, cores, share);
     return predict(a, &s.in);
 }
 
 const rcoll_algo_t *rcoll_model_pick(const rcoll_config_t *cfg, rcoll_coll_t coll, size_t bytes,
-                                     int size, int ppn, int cores, char *why, size_t why_len)
+                                     int size, int ppn, int cores, int share, char *why, size_t why_len)
 {
     const rcoll_coll_info_t *c = rcoll_coll_info(coll);
-    shape_t s = make_shape(cfg, &cfg->model, bytes, size, ppn, cores);
+    shape_t s = make_shape(cfg, &cfg->model, bytes, size, ppn, cores, share);
     double t[32];
     int best = -1, n = 0;
     for (int i = 0; c->algos[i] && i < 32; i++, n++) {
@@ -113,9 +116,9 @@ const rcoll_algo_t *rcoll_model_pick(const rcoll_config_t *cfg, rcoll_coll_t col
         return NULL;
     if (why) {
         size_t used = (size_t)snprintf(why, why_len, "cost model (%s; %d ranks, %d nodes, %d per "
-                                       "node): predicted %s %.1f us (the least)",
+                                       "node, %d per host): predicted %s %.1f us (the least)",
                                        cfg->model_path[0] ? cfg->model_path : "shipped defaults",
-                                       s.in.P, s.in.N, s.in.L, c->algos[best]->name, t[best]);
+                                       s.in.P, s.in.N, s.in.L, s.in.H, c->algos[best]->name, t[best]);
         for (int i = 0; i < n && used < why_len; i++) {
             const char *name = c->algos[i]->name;
             if (i == best)

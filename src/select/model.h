@@ -13,13 +13,15 @@
  * node-aware algorithm. */
 bool rcoll_model_decides(rcoll_coll_t coll, int size, int ppn);
 
+/* `share`: the nodes that share one host (1 on a cluster; emulated nodes on one machine: all of
+ * them), coll/cost.h's H. */
 /* The algorithm with the least predicted time (`why`, when not NULL: every candidate's
  * prediction, the pick first). */
 const rcoll_algo_t *rcoll_model_pick(const rcoll_config_t *cfg, rcoll_coll_t coll, size_t bytes,
-                                     int size, int ppn, int cores, char *why, size_t why_len);
+                                     int size, int ppn, int cores, int share, char *why, size_t why_len);
 
 /* The predicted time of `a` (microseconds), or a negative value where it has no formula. */
 double rcoll_model_predict(const rcoll_config_t *cfg, const rcoll_algo_t *a, size_t bytes,
-                           int size, int ppn, int cores);
+                           int size, int ppn, int cores, int share);
 
 #endif

@@ -398,7 +398,8 @@ static const rcoll_algo_t *env_forced(const rcoll_config_t *cfg, const rcoll_col
 }
 
 const rcoll_algo_t *rcoll_select_default(const rcoll_config_t *cfg, rcoll_coll_t coll, size_t bytes,
-                                         int size, int ppn, int cores, char *why, size_t why_len)
+                                         int size, int ppn, int cores, int share, char *why,
+                                         size_t why_len)
 {
     const rcoll_coll_info_t *c = rcoll_coll_info(coll);
     if (!rcoll_coll_by_bytes(c))
@@ -407,7 +408,7 @@ const rcoll_algo_t *rcoll_select_default(const rcoll_config_t *cfg, rcoll_coll_t
     const row_t *r = default_row(coll, bytes, size, nodes, ppn > cores, &k);
     bool model = rcoll_model_decides(coll, size, ppn);
     if (model && (!r || r->nodes != MULTI))
-        return rcoll_model_pick(cfg, coll, bytes, size, ppn, cores, why, why_len);
+        return rcoll_model_pick(cfg, coll, bytes, size, ppn, cores, share, why, why_len);
     if (!r) {
         if (why)
             snprintf(why, why_len, "no rule matches");
@@ -420,7 +421,7 @@ const rcoll_algo_t *rcoll_select_default(const rcoll_config_t *cfg, rcoll_coll_t
         if (n + 40 < why_len) {
             snprintf(why + n, why_len - n, "; for comparison, ");
             n = strlen(why);
-            rcoll_model_pick(cfg, coll, bytes, size, ppn, cores, why + n, why_len - n);
+            rcoll_model_pick(cfg, coll, bytes, size, ppn, cores, share, why + n, why_len - n);
         }
     }
     return r->ranges[k].algo;
@@ -428,6 +429,13 @@ const rcoll_algo_t *rcoll_select_default(const rcoll_config_t *cfg, rcoll_coll_t
 
 const rcoll_algo_t *rcoll_select(const rcoll_config_t *cfg, rcoll_coll_t coll, size_t bytes,
                                  int size, int ppn, int cores, char *why, size_t why_len)
+{
+    return rcoll_select_shared(cfg, coll, bytes, size, ppn, cores, 1, why, why_len);
+}
+
+const rcoll_algo_t *rcoll_select_shared(const rcoll_config_t *cfg, rcoll_coll_t coll, size_t bytes,
+                                        int size, int ppn, int cores, int share, char *why,
+                                        size_t why_len)
 {
     const rcoll_coll_info_t *c = rcoll_coll_info(coll);
     if (!c) {
@@ -455,7 +463,7 @@ const rcoll_algo_t *rcoll_select(const rcoll_config_t *cfg, rcoll_coll_t coll, s
         if (!a)
             return NULL;
     } else {
-        a = rcoll_select_default(cfg, coll, bytes, size, ppn, cores, why, why_len);
+        a = rcoll_select_default(cfg, coll, bytes, size, ppn, cores, share, why, why_len);
         if (!a)
             return NULL;
         if (why && u) { /* RCOLL_TUNE gave auto for this range */
@@ -490,11 +498,19 @@ const rcoll_algo_t *rcoll_fallback(const rcoll_algo_t *a, const rcoll_args_t *ar
 const char *rcoll_explain(rcoll_context_t *ctx, rcoll_coll_t coll, size_t bytes, int team_size,
                           int ppn, char *why, size_t why_len)
 {
-    if (!rcoll_coll_info(coll) || team_size < 1 || ppn < 1) {
-        snprintf(why, why_len, "invalid query (collective, size >= 1 and ppn >= 1 needed)");
+    return rcoll_explain_hosts(ctx, coll, bytes, team_size, ppn, 1, why, why_len);
+}
+
+const char *rcoll_explain_hosts(rcoll_context_t *ctx, rcoll_coll_t coll, size_t bytes, int team_size,
+                                int ppn, int nodes_per_host, char *why, size_t why_len)
+{
+    if (!rcoll_coll_info(coll) || team_size < 1 || ppn < 1 || nodes_per_host < 1) {
+        snprintf(why, why_len, "invalid query (collective, size >= 1, ppn >= 1 and nodes per host "
+                 ">= 1 needed)");
         return NULL;
     }
-    const rcoll_algo_t *a = rcoll_select(&ctx->cfg, coll, bytes, team_size, ppn, ctx->cfg.cores, why, why_len);
+    const rcoll_algo_t *a = rcoll_select_shared(&ctx->cfg, coll, bytes, team_size, ppn, ctx->cfg.cores,
+                                                nodes_per_host, why, why_len);
     return a ? a->name : NULL;
 }
 

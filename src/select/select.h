@@ -25,7 +25,13 @@ const rcoll_algo_t *rcoll_select(const rcoll_config_t *cfg, rcoll_coll_t coll, s
 /* The default decision alone (no RCOLL_TUNE, no RCOLL_<COLL>_ALGO): a sub-team's, and the
  * cost model's for a sub-team call. */
 const rcoll_algo_t *rcoll_select_default(const rcoll_config_t *cfg, rcoll_coll_t coll, size_t bytes,
-                                         int size, int ppn, int cores, char *why, size_t why_len);
+                                         int size, int ppn, int cores, int share, char *why,
+                                         size_t why_len);
+/* rcoll_select for a team whose nodes share hosts, `share` nodes a host (emulated nodes; the
+ * cost model's H, select/model.h); rcoll_select is this with share 1. */
+const rcoll_algo_t *rcoll_select_shared(const rcoll_config_t *cfg, rcoll_coll_t coll, size_t bytes,
+                                        int size, int ppn, int cores, int share, char *why,
+                                        size_t why_len);
 
 /* Whether RCOLL_TUNE names `coll` (then RCOLL_<COLL>_ALGO cannot be resolved once per team:
  * RCOLL_TUNE's ranges come first). */

@@ -352,9 +352,10 @@ static rcoll_status_t pause_on_line(shm_tl_t *s, rcoll_waiter_t *w, rcoll_line_t
     bool remote = who >= 0 && is_remote(s, who);
     if (!s->base.single_copy)
         bounce_progress(s);
-    /* While waiting for a local peer, serve the network too; if it brought something, look
-     * again before yielding. */
-    if (s->net && !remote && rcoll_net_look(s->net)) {
+    /* While waiting for a local peer, serve the network too (the context's, in a team without
+     * one: a node team of a node-aware call); if it brought something, look again before
+     * yielding. */
+    if (!remote && (s->net ? rcoll_net_look(s->net) : rcoll_net_ctx_look_all(s->v->net_ctx))) {
         st = rcoll_waiter_progressed(w);
         return st == RCOLL_OK ? st : s->v->wait_failed(s->v->owner, st, who, rank_arrived, rank_gone, s);
     }
@@ -1163,6 +1164,11 @@ static rcoll_status_t agree(shm_tl_t *s, const rcoll_oob_t *oob, int my_status, 
     free(all);
     if (!s->base.single_copy) /* chunks arrive on lines nobody sleeps on: sleep in short slices */
         s->base.block_slice_ns = 200 * 1000;
+    /* A team on one node of a context whose other teams span nodes (a node team): its sleepers
+     * wake in the network's short slices, to serve what those teams' peers read from this
+     * process (pause_on_line looks at the context's network). */
+    if (!s->net && rcoll_net_ctx_any(t->net_ctx))
+        s->base.block_slice_ns = 100 * 1000;
     return st;
 }
 

@@ -91,7 +91,8 @@ static double cost(const rcoll_cost_in_t *in)
     double t = 0;
     for (long d = 1; d < in->P; d *= k) {
         bool local = in->N == 1 || d * k <= in->L;
-        t += rcoll_cost_step(local ? &in->m->shm : &in->m->net, k - 1, (double)in->bytes);
+        long children = (in->P - 1) / d < k - 1 ? (in->P - 1) / d : k - 1;
+        t += rcoll_cost_step(local ? &in->m->shm : &in->m->net, (double)children, (double)in->bytes);
     }
     return t;
 }

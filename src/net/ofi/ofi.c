@@ -1054,6 +1054,7 @@ static rcoll_status_t ofi_create(const rcoll_view_t *v, const rcoll_oob_t *oob, 
 const rcoll_net_ops_t rcoll_net_ofi = {
     .name = "ofi",
     .ctx_destroy = ofi_ctx_destroy,
+    .ctx_look = rcoll_ofi_look_ctx,
     .cache_stats = ofi_cache_stats,
     .create = ofi_create,
     .destroy = ofi_destroy,

@@ -784,6 +784,11 @@ static void ucx_release_registrations(rcoll_net_t *n)
     rcoll_regcache_release_call(&u->c->cache, &u->call_reg);
 }
 
+static unsigned ucx_ctx_look(ucx_ctx_t *c)
+{
+    return ucp_worker_progress(c->worker);
+}
+
 static void ucx_cache_stats(const ucx_ctx_t *c, rcoll_reg_cache_stats_t *out)
 {
     *out = c->cache.stats;
@@ -1027,6 +1032,7 @@ static int ucx_event_fd(rcoll_net_t *n)
 const rcoll_net_ops_t rcoll_net_ucx = {
     .name = "ucx",
     .ctx_destroy = ucx_ctx_destroy,
+    .ctx_look = ucx_ctx_look,
     .cache_stats = ucx_cache_stats,
     .create = ucx_create,
     .destroy = ucx_destroy,

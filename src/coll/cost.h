@@ -80,12 +80,16 @@ static inline double rcoll_cost_root(const rcoll_cost_in_t *in, double bytes)
     return net + shm;
 }
 
-static inline int rcoll_cost_log2(int p)
+/* A k-port binomial gather or scatter tree: ceil(log_{k+1} P) levels; at distance d a parent
+ * exchanges d blocks with each of its k children (on the node while d (k+1) <= L). */
+static inline double rcoll_cost_binomial(const rcoll_cost_in_t *in, int k)
 {
-    int n = 0;
-    while ((1 << n) < p)
-        n++;
-    return n;
+    double t = 0;
+    for (long d = 1; d < in->P; d *= k + 1) {
+        bool local = in->N == 1 || d * (k + 1) <= in->L;
+        t += rcoll_cost_step(local ? &in->m->shm : &in->m->net, k, (double)d * (double)in->bytes);
+    }
+    return t;
 }
 
 #endif

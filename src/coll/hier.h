@@ -20,6 +20,29 @@ static inline bool rcoll_hier_even(const struct rcoll_team *t)
     return t->ppn_max * t->node_count == t->size;
 }
 
+/* The leaders' v-form layout of node blocks: node k's L_k m bytes at its node-order place
+ * (h->counts[0..N) and [N..2N)); returns the counts, the displacements follow them. */
+static inline size_t *rcoll_hier_node_blocks(rcoll_hier_t *h, const struct rcoll_team *t, size_t m)
+{
+    size_t *counts = h->counts, *displs = h->counts + t->node_count;
+    for (int k = 0; k < t->node_count; k++) {
+        counts[k] = (size_t)h->node_size[k] * m;
+        displs[k] = (size_t)h->node_off[k] * m;
+    }
+    return counts;
+}
+
+/* A node-team v-form in which only local rank `from` (0: the leader) has data, `bytes` of it
+ * for or from the rank it is exchanged with (h->counts[2N..), zero elsewhere). */
+static inline size_t *rcoll_hier_one_block(rcoll_hier_t *h, const struct rcoll_team *t, size_t bytes)
+{
+    size_t *counts = h->counts + 2 * (size_t)t->node_count, *displs = counts + h->node->size;
+    for (int i = 0; i < h->node->size; i++)
+        counts[i] = displs[i] = 0;
+    counts[0] = bytes;
+    return counts;
+}
+
 /* Goes on after a sub-call (see rcoll_hier_step); `first` keeps the first error. */
 #define HIER_STEP(a, sub, call, first)                                                          \
     do {                                                                                         \

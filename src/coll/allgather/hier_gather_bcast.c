@@ -25,12 +25,8 @@ static rcoll_status_t leaders_exchange(rcoll_args_t *a, rcoll_hier_t *h, unsigne
     int node = t->node_of[a->rank];
     if (rcoll_hier_even(t)) /* group-0 rank k is node k: its block at k L m */
         return rcoll_allgather(h->group, RCOLL_IN_PLACE, all, (size_t)t->ppn_max * m);
-    size_t *counts = h->counts, *displs = h->counts + t->node_count;
-    for (int k = 0; k < t->node_count; k++) {
-        counts[k] = (size_t)h->node_size[k] * m;
-        displs[k] = (size_t)h->node_off[k] * m;
-    }
-    return rcoll_allgatherv(h->group, RCOLL_IN_PLACE, counts[node], all, counts, displs);
+    size_t *counts = rcoll_hier_node_blocks(h, t, m);
+    return rcoll_allgatherv(h->group, RCOLL_IN_PLACE, counts[node], all, counts, counts + t->node_count);
 }
 
 static rcoll_status_t allgather_hier_gather_bcast(rcoll_args_t *a)

@@ -25,12 +25,8 @@ static rcoll_status_t leaders_gather(rcoll_args_t *a, rcoll_hier_t *h, unsigned 
     const void *send = node == rnode ? RCOLL_IN_PLACE : (const void *)mine;
     if (rcoll_hier_even(t))
         return rcoll_gather(h->group, send, all, (size_t)t->ppn_max * m, rnode);
-    size_t *counts = h->counts, *displs = h->counts + t->node_count;
-    for (int k = 0; k < t->node_count; k++) {
-        counts[k] = (size_t)h->node_size[k] * m;
-        displs[k] = (size_t)h->node_off[k] * m;
-    }
-    return rcoll_gatherv(h->group, send, counts[node], all, counts, displs, rnode);
+    size_t *counts = rcoll_hier_node_blocks(h, t, m);
+    return rcoll_gatherv(h->group, send, counts[node], all, counts, counts + t->node_count, rnode);
 }
 
 static rcoll_status_t gather_hier(rcoll_args_t *a)
@@ -56,10 +52,7 @@ static rcoll_status_t gather_hier(rcoll_args_t *a)
     if (g == 0)
         HIER_STEP(a, h->group, leaders_gather(a, h, all, rnode), first);
     if (node == rnode && !root_leads) { /* the leader hands the result to the root */
-        size_t *counts = h->counts + 2 * (size_t)t->node_count, *displs = counts + h->node->size;
-        for (int i = 0; i < h->node->size; i++)
-            counts[i] = displs[i] = 0;
-        counts[0] = total;
+        size_t *counts = rcoll_hier_one_block(h, t, total), *displs = counts + h->node->size;
         const void *send_all = g == 0 ? (const void *)all : root ? RCOLL_IN_PLACE : (const void *)h;
         HIER_STEP(a, h->node, rcoll_gatherv(h->node, send_all, g == 0 ? total : 0,
                                             root ? all : NULL, counts, displs, h->lidx_of[a->root]),

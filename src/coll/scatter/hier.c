@@ -25,12 +25,8 @@ static rcoll_status_t leaders_scatter(rcoll_args_t *a, rcoll_hier_t *h, unsigned
     void *recv = node == rnode ? RCOLL_IN_PLACE : (void *)mine;
     if (rcoll_hier_even(t))
         return rcoll_scatter(h->group, all, recv, (size_t)t->ppn_max * m, rnode);
-    size_t *counts = h->counts, *displs = h->counts + t->node_count;
-    for (int k = 0; k < t->node_count; k++) {
-        counts[k] = (size_t)h->node_size[k] * m;
-        displs[k] = (size_t)h->node_off[k] * m;
-    }
-    return rcoll_scatterv(h->group, all, counts, displs, recv, counts[node], rnode);
+    size_t *counts = rcoll_hier_node_blocks(h, t, m);
+    return rcoll_scatterv(h->group, all, counts, counts + t->node_count, recv, counts[node], rnode);
 }
 
 static rcoll_status_t scatter_hier(rcoll_args_t *a)
@@ -54,10 +50,7 @@ static rcoll_status_t scatter_hier(rcoll_args_t *a)
             memcpy(all + (size_t)h->node_major[r] * m, (const unsigned char *)a->sendbuf + (size_t)r * m, m);
     rcoll_status_t first = RCOLL_OK;
     if (node == rnode && !root_leads) { /* the root hands its blocks to the leader */
-        size_t *counts = h->counts + 2 * (size_t)t->node_count, *displs = counts + h->node->size;
-        for (int i = 0; i < h->node->size; i++)
-            counts[i] = displs[i] = 0;
-        counts[0] = total;
+        size_t *counts = rcoll_hier_one_block(h, t, total), *displs = counts + h->node->size;
         HIER_STEP(a, h->node, rcoll_scatterv(h->node, root ? all : NULL, counts, displs,
                                              g == 0 ? all : root ? RCOLL_IN_PLACE : NULL,
                                              g == 0 ? total : 0, h->lidx_of[a->root]), first);

@@ -43,6 +43,25 @@ static inline size_t *rcoll_hier_one_block(rcoll_hier_t *h, const struct rcoll_t
     return counts;
 }
 
+/* Gather and scatter: where the root's P blocks are held in node order. The root's own buffer
+ * `rootbuf` when it leads its node and node order is rank order; scratch on the other leaders
+ * and on a root that must reorder; NULL elsewhere (and, with the team's error, when scratch is
+ * out of memory: *nomem). */
+static inline unsigned char *rcoll_hier_node_order(const rcoll_args_t *a, const rcoll_hier_t *h,
+                                                   void *rootbuf, bool *nomem)
+{
+    bool root = a->rank == a->root, leader = h->lidx_of[a->rank] == 0;
+    unsigned char *all = NULL;
+    *nomem = false;
+    if (root && h->lidx_of[a->root] == 0 && h->blocked)
+        return rootbuf;
+    if (leader || root) {
+        all = rcoll_team_tmp(a->team, RCOLL_TMP_ALGO, (size_t)a->size * a->bytes);
+        *nomem = !all;
+    }
+    return all;
+}
+
 /* Goes on after a sub-call (see rcoll_hier_step); `first` keeps the first error. */
 #define HIER_STEP(a, sub, call, first)                                                          \
     do {                                                                                         \

@@ -36,14 +36,9 @@ static rcoll_status_t gather_hier(rcoll_args_t *a)
     size_t m = a->bytes, total = (size_t)a->size * m;
     int rnode = t->node_of[a->root], node = t->node_of[a->rank], g = h->lidx_of[a->rank];
     bool root = a->rank == a->root, root_leads = h->lidx_of[a->root] == 0;
-    /* Where the node-order result is built: the root's buffer itself when it is the leader
-     * and node order is rank order; else scratch (leaders, and a root that is not one). */
-    unsigned char *all = NULL;
-    if (root && root_leads && h->blocked)
-        all = a->recvbuf;
-    else if (g == 0 || root)
-        all = rcoll_team_tmp(t, RCOLL_TMP_ALGO, total);
-    if ((g == 0 || root) && !all)
+    bool nomem;
+    unsigned char *all = rcoll_hier_node_order(a, h, a->recvbuf, &nomem);
+    if (nomem)
         return rcoll_team_error(t, RCOLL_ERR_NOMEM, "gather: no memory for the node-order result");
     unsigned char *nodebuf = g == 0 ? all + (size_t)h->node_off[node] * m : NULL;
     const void *send = nodebuf == a->sendbuf ? RCOLL_IN_PLACE : a->sendbuf;

@@ -36,14 +36,9 @@ static rcoll_status_t scatter_hier(rcoll_args_t *a)
     size_t m = a->bytes, total = (size_t)a->size * m;
     int rnode = t->node_of[a->root], node = t->node_of[a->rank], g = h->lidx_of[a->rank];
     bool root = a->rank == a->root, root_leads = h->lidx_of[a->root] == 0;
-    /* The node-order blocks: the root's own buffer where it leads and node order is rank
-     * order, else scratch (leaders, and a root that must reorder). */
-    unsigned char *all = NULL;
-    if (root && root_leads && h->blocked)
-        all = (unsigned char *)(uintptr_t)a->sendbuf;
-    else if (g == 0 || root)
-        all = rcoll_team_tmp(t, RCOLL_TMP_ALGO, total);
-    if ((g == 0 || root) && !all)
+    bool nomem;
+    unsigned char *all = rcoll_hier_node_order(a, h, (void *)(uintptr_t)a->sendbuf, &nomem);
+    if (nomem)
         return rcoll_team_error(t, RCOLL_ERR_NOMEM, "scatter: no memory for the node-order blocks");
     if (root && all != a->sendbuf)
         for (int r = 0; r < a->size; r++)

@@ -89,6 +89,7 @@ static const var_t fixed_vars[] = {
      .hi = SIZE_MAX, .round = 1},
     {.name = "RCOLL_BARRIER_FANIN", .kind = K_INT, FIELD(gather_fanin, F_INT), .lo = 1, .hi = 1024},
     {.name = "RCOLL_KPORT", .kind = K_INT, FIELD(kport, F_INT), .lo = 1, .hi = 64},
+    {.name = "RCOLL_ALLGATHER_GROUPS", .kind = K_INT, FIELD(allgather_groups, F_INT), .lo = 1, .hi = 64},
     {.name = "RCOLL_ALLTOALL_KPORT", .kind = K_INT, FIELD(alltoall_kport, F_INT), .lo = 0,
      .hi = 1 << 20},
     {.name = "RCOLL_BCAST_RADIX", .kind = K_INT, FIELD(bcast_radix, F_INT), .lo = 2, .hi = 64},

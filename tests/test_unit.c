@@ -200,7 +200,9 @@ static void check_colls(void)
                             *agv = rcoll_coll_info(RCOLL_COLL_ALLGATHERV);
     char x[8];
     CHECK(!ag->rooted && !ag->vform && rcoll_coll_by_bytes(ag) && bc->rooted && bc->one_buffer &&
-              agv->vform && !rcoll_coll_by_bytes(agv) && !rcoll_coll_by_bytes(rcoll_coll_info(RCOLL_COLL_BARRIER)),
+              agv->vform && rcoll_coll_by_bytes(agv) &&
+              !rcoll_coll_by_bytes(rcoll_coll_info(RCOLL_COLL_GATHERV)) &&
+              !rcoll_coll_by_bytes(rcoll_coll_info(RCOLL_COLL_BARRIER)),
           "rooted, v-form, chosen by size");
     CHECK(!rcoll_coll_check(ag, 0, 4, 0, x, x, 8) && !rcoll_coll_check(ag, 1, 4, 0, RCOLL_IN_PLACE, x, 8) &&
               !strcmp(rcoll_coll_check(ag, 0, 4, 0, NULL, x, 8), "NULL buffer") &&
@@ -390,7 +392,7 @@ static void check_tune(void)
         {"allgather=ring;;barrier=dissemination", "'': empty entry"},
         {"allgather=ring;", "'': empty entry"},
         {"barrier:0-8=dissemination", "barrier takes no ranges"},
-        {"allgatherv:0-1k=direct", "allgatherv takes no ranges"},
+        {"gatherv:0-1k=direct", "gatherv takes no ranges"},
         {"allgather=ring barrier=dissemination", "unknown allgather algorithm"},
         {" allgather=ring", "unknown collective"},
         {"allgather:-1-8=ring", "not a size"},

@@ -13,7 +13,8 @@ static const rcoll_algo_t *const barrier_algos[] = {
 static const rcoll_algo_t *const allgather_algos[] = {
     &rcoll_allgather_recursive_doubling, &rcoll_allgather_ring, &rcoll_allgather_bruck,
     &rcoll_allgather_direct, &rcoll_allgather_direct_read, &rcoll_allgather_gather_bcast,
-    &rcoll_allgather_hier_gather_bcast, &rcoll_allgather_hier_multi_leader, NULL};
+    &rcoll_allgather_hier_gather_bcast, &rcoll_allgather_hier_multi_leader,
+    &rcoll_allgather_hier_multi_group, &rcoll_allgather_hier_multi_gather, NULL};
 static const rcoll_algo_t *const alltoall_algos[] = {
     &rcoll_alltoall_direct, &rcoll_alltoall_direct_read, &rcoll_alltoall_pairwise,
     &rcoll_alltoall_bruck, &rcoll_alltoall_standard_exchange, &rcoll_alltoall_gather_scatter,
@@ -25,7 +26,8 @@ static const rcoll_algo_t *const gather_algos[] = {&rcoll_gather_direct, &rcoll_
     &rcoll_gather_hier, NULL};
 static const rcoll_algo_t *const scatter_algos[] = {
     &rcoll_scatter_direct, &rcoll_scatter_direct_read, &rcoll_scatter_binomial, &rcoll_scatter_hier, NULL};
-static const rcoll_algo_t *const allgatherv_algos[] = {&rcoll_allgatherv_direct, NULL};
+static const rcoll_algo_t *const allgatherv_algos[] = {&rcoll_allgatherv_direct,
+                                                        &rcoll_allgatherv_hier_gather_bcast, NULL};
 static const rcoll_algo_t *const alltoallv_algos[] = {&rcoll_alltoallv_direct, NULL};
 static const rcoll_algo_t *const gatherv_algos[] = {&rcoll_gatherv_direct, NULL};
 static const rcoll_algo_t *const scatterv_algos[] = {&rcoll_scatterv_direct, NULL};

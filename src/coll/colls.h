@@ -55,10 +55,11 @@ int rcoll_coll_algo_index(const rcoll_coll_info_t *c, const char *name);
 const char *rcoll_coll_algo_name(const rcoll_coll_info_t *c, int i);
 
 /* Whether the size of a call enters the selection: collectives that move data, but not the
- * v-forms (their own counts differ by rank). */
+ * v-forms whose counts only some ranks know (their own counts differ by rank); allgatherv
+ * enters with its mean count, which every rank knows (rcoll_coll_key). */
 static inline bool rcoll_coll_by_bytes(const rcoll_coll_info_t *c)
 {
-    return !c->vform && c->recv.blocks != RCOLL_BLOCKS_NONE;
+    return (!c->vform || c->coll == RCOLL_COLL_ALLGATHERV) && c->recv.blocks != RCOLL_BLOCKS_NONE;
 }
 
 /* Whether a rank has the send (receive) side of a call. */

@@ -62,6 +62,13 @@ static inline unsigned char *rcoll_hier_node_order(const rcoll_args_t *a, const 
     return all;
 }
 
+/* The most groups of the G-group allgather (RCOLL_ALLGATHER_GROUPS). */
+#define RCOLL_HIER_MAX_GROUPS 64
+
+/* Allgather by G groups of leaders (allgather/hier_multi_group.c): G >= the ranks per node is
+ * every rank a leader (hier_multi_leader). Even layouts only. */
+rcoll_status_t rcoll_allgather_groups(rcoll_args_t *a, int G);
+
 /* Goes on after a sub-call (see rcoll_hier_step); `first` keeps the first error. */
 #define HIER_STEP(a, sub, call, first)                                                          \
     do {                                                                                         \

@@ -178,6 +178,8 @@ static rcoll_status_t read_ints(rcoll_config_t *cfg, char *err, size_t err_len)
         {"RCOLL_KPORT", 1, 64, "an integer 1..64 (transfers in flight per step)", &cfg->kport},
         {"RCOLL_ALLTOALL_KPORT", 0, 1 << 20, "an integer 0..1048576 (0: all writes in flight)",
          &cfg->alltoall_kport},
+        {"RCOLL_ALLGATHER_GROUPS", 1, 64, "an integer 1..64 (leaders per node of allgather "
+         "hier_multi_group)", &cfg->allgather_groups},
         {"RCOLL_BCAST_RADIX", 2, 64, "an integer 2..64", &cfg->bcast_radix},
         {"RCOLL_RAILS", 1, 16, "an integer 1..16 (UCX endpoints per peer)", &cfg->rails},
         {"RCOLL_REG_CACHE", 0, 1 << 16, "an integer 0..65536 (0: no registration cache)", &cfg->reg_cache},
@@ -387,7 +389,7 @@ static rcoll_status_t tune_entry(rcoll_config_t *cfg, const tune_parse_t *t, con
     const char *rest = start + name_len + 1, *end = start + len;
     if (start[name_len] == '=')
         return tune_add(cfg, t, c, 0, RCOLL_TUNE_INF, rest, (size_t)(end - rest));
-    if (!rcoll_coll_by_bytes(c)) { /* barrier, the v-forms: chosen without a size */
+    if (!rcoll_coll_by_bytes(c)) { /* barrier, v-forms but allgatherv: no size */
         char why[64];
         snprintf(why, sizeof why, "%s takes no ranges: give %s=ALGO", c->name, c->name);
         return tune_error(t, rest, (size_t)(end - rest), why);
@@ -544,6 +546,7 @@ rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_
     cfg->gather_fanin = 7;
     cfg->kport = 2;
     cfg->alltoall_kport = 0;
+    cfg->allgather_groups = 2;
     cfg->bcast_radix = 4;
     cfg->rails = 1;
     cfg->reg_cache = 64;

@@ -67,6 +67,7 @@ typedef struct {
     int gather_fanin;                /* RCOLL_BARRIER_FANIN for the gather tree (RGM) */
     int kport;                       /* RCOLL_KPORT: k of the k-port trees and Standard Exchange */
     int alltoall_kport;              /* RCOLL_ALLTOALL_KPORT: writes in flight in alltoall direct (0: all) */
+    int allgather_groups;            /* RCOLL_ALLGATHER_GROUPS: G of allgather hier_multi_group */
     int bcast_radix;                 /* RCOLL_BCAST_RADIX: radix of the k-nomial bcast tree */
     int rails;                       /* RCOLL_RAILS: UCX endpoints per remote peer (striping) */
     size_t rail_min;                 /* RCOLL_RAIL_MIN: smallest transfer striped over the rails */

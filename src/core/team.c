@@ -503,6 +503,21 @@ static const rcoll_algo_t *choose(struct rcoll_team *t, const rcoll_coll_info_t 
     return a;
 }
 
+/* The size the selection keys on, alike on every rank: the block (the forms without v), the
+ * mean count (allgatherv: every rank knows every count), or none (the other v-forms' own counts
+ * differ by rank). */
+static size_t selection_key(const rcoll_coll_info_t *c, const rcoll_args_t *a)
+{
+    if (!rcoll_coll_by_bytes(c))
+        return 0;
+    if (!c->vform)
+        return a->bytes;
+    size_t sum = 0;
+    for (int r = 0; r < a->size; r++)
+        sum += a->rcounts[r];
+    return sum / (size_t)a->size;
+}
+
 /* The bytes of the receive buffer a rank's peers may write into (or, for the root's send
  * buffer, read from: prepare sets that target itself): P blocks or one, by the table; the
  * v-forms' P blocks end where the last one does. */
@@ -564,8 +579,7 @@ rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *arg
         a->target_bytes = receive_extent(c, a);
     }
     t->coll = c->name;
-    /* The v-forms' own counts differ by rank: every rank must decide alike, so without them. */
-    size_t key = rcoll_coll_by_bytes(c) ? a->bytes : 0;
+    size_t key = selection_key(c, a);
     bool log = t->ctx->cfg.log_level >= RCOLL_LOG_INFO;
     char why[1024];
     const rcoll_algo_t *chosen = choose(t, c, key, log ? why : NULL, sizeof why);

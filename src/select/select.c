@@ -63,6 +63,7 @@ typedef struct {
 /* Why in words, shared by several rows. */
 #define ACROSS_SMALL_TEAM "across nodes, small team: 2(P-1) messages through rank 0 in two hops"
 #define V_FORM "v-form (its counts differ by rank, so no size decides): "
+#define V_MEAN "allgatherv (by its mean count, which every rank knows): "
 
 static const row_t rows[] = {
     /* Teams spanning nodes with several ranks on a node, up to 8 ranks: the layouts measured
@@ -77,6 +78,11 @@ static const row_t rows[] = {
          "leaders cross the network, node blocks once each"},
         {INF, &rcoll_allgather_ring, "several ranks per node, large blocks: neighbour writes, "
          "one message across each node's edge per step"}}},
+    {RCOLL_COLL_ALLGATHERV, MULTI, ANY, 8, {
+        {UPTO(512 * KB), &rcoll_allgatherv_hier_gather_bcast, "several ranks per node (keyed on "
+         "the mean count): only the leaders cross the network, node blocks once each"},
+        {INF, &rcoll_allgatherv_direct, "several ranks per node, large counts: every block one "
+         "message, all in flight"}}},
     {RCOLL_COLL_ALLTOALL, MULTI, ANY, 8, {
         {UPTO(1 * KB), &rcoll_alltoall_hier_aggregate, "several ranks per node, small blocks: one "
          "message per pair of nodes between leaders"},
@@ -253,7 +259,7 @@ static const row_t rows[] = {
 
     /* The v-forms, any layout. */
     {RCOLL_COLL_ALLGATHERV, ANY, ANY, ANY_SIZE, {
-        {INF, &rcoll_allgatherv_direct, V_FORM "one step, every block written once, arrival "
+        {INF, &rcoll_allgatherv_direct, V_MEAN "one step, every block written once, arrival "
          "order"}}},
     {RCOLL_COLL_ALLTOALLV, ANY, ANY, ANY_SIZE, {
         {INF, &rcoll_alltoallv_direct, V_FORM "one step, every block written once, arrival "

@@ -10,9 +10,8 @@
  * parallel; shared memory moves N m from each local rank to every other.
  * When it wins: medium and large blocks, where one leader's link or core is the bottleneck and
  * L leaders share the work. Nodes of different sizes: a group missing from a node would leave
- * its blocks unheld there, so it gives way to hier_gather_bcast. */
-#include <string.h>
-
+ * its blocks unheld there, so it gives way to hier_gather_bcast. The steps are those of
+ * hier_multi_group with G = L (rcoll_allgather_groups), which skips its gather to the leaders. */
 #include "coll/hier.h"
 
 static const char *multi_leader_not_for(const rcoll_args_t *a)
@@ -25,22 +24,7 @@ static const char *multi_leader_not_for(const rcoll_args_t *a)
 
 static rcoll_status_t allgather_hier_multi_leader(rcoll_args_t *a)
 {
-    struct rcoll_team *t = a->team;
-    rcoll_hier_t *h = t->hier;
-    size_t m = a->bytes, total = (size_t)a->size * m;
-    unsigned char *all = rcoll_team_tmp(t, RCOLL_TMP_ALGO, total);
-    if (!all)
-        return rcoll_team_error(t, RCOLL_ERR_NOMEM, "allgather: no memory for the group-order result");
-    int g = h->lidx_of[a->rank];
-    unsigned char *gbuf = all + (size_t)h->group_off[g] * m;
-    memcpy(all + (size_t)h->group_major[a->rank] * m, (unsigned char *)a->recvbuf + (size_t)a->rank * m, m);
-    rcoll_status_t first = RCOLL_OK;
-    HIER_STEP(a, h->group, rcoll_allgather(h->group, RCOLL_IN_PLACE, gbuf, m), first);
-    /* Node rank g holds group g's N blocks at g N m (every group has N members). */
-    HIER_STEP(a, h->node, rcoll_allgather(h->node, RCOLL_IN_PLACE, all, (size_t)t->node_count * m), first);
-    for (int r = 0; r < a->size; r++)
-        memcpy((unsigned char *)a->recvbuf + (size_t)r * m, all + (size_t)h->group_major[r] * m, m);
-    return first;
+    return rcoll_allgather_groups(a, a->team->hier->node->size);
 }
 
 /* Cost model: L group allgathers of m among N ranks at once (their messages share each node's

@@ -126,10 +126,18 @@ static rcoll_status_t allgatherv_direct(rcoll_args_t *a)
     return rcoll_sweep(a, items, count, step, event_of, &v);
 }
 
+/* Cost model (keyed on the mean count m): as the allgather's Direct, P - 1 messages of m in
+ * flight from every rank. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    return rcoll_cost_fan(in, in->P - in->L, in->L - 1, (double)in->bytes);
+}
+
 const rcoll_algo_t rcoll_allgatherv_direct = {
     .name = "direct",
     .coll = RCOLL_COLL_ALLGATHERV,
     .summary = "[qian-phd] 3.4: Direct, all P-1 writes in flight, arrival order, compact inbox layout",
     .run = allgatherv_direct,
     .prepare = allgatherv_direct_prepare,
+    .cost = cost,
 };

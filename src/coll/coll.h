@@ -90,6 +90,7 @@ extern const rcoll_algo_t rcoll_alltoall_bruck;
 extern const rcoll_algo_t rcoll_alltoall_standard_exchange;
 extern const rcoll_algo_t rcoll_alltoall_gather_scatter;
 extern const rcoll_algo_t rcoll_alltoall_hier_aggregate;
+extern const rcoll_algo_t rcoll_alltoall_hier_multi_leader;
 extern const rcoll_algo_t rcoll_bcast_knomial;
 extern const rcoll_algo_t rcoll_bcast_scatter_allgather;
 extern const rcoll_algo_t rcoll_bcast_direct_read;

@@ -18,7 +18,7 @@ static const rcoll_algo_t *const allgather_algos[] = {
 static const rcoll_algo_t *const alltoall_algos[] = {
     &rcoll_alltoall_direct, &rcoll_alltoall_direct_read, &rcoll_alltoall_pairwise,
     &rcoll_alltoall_bruck, &rcoll_alltoall_standard_exchange, &rcoll_alltoall_gather_scatter,
-    &rcoll_alltoall_hier_aggregate, NULL};
+    &rcoll_alltoall_hier_aggregate, &rcoll_alltoall_hier_multi_leader, NULL};
 static const rcoll_algo_t *const bcast_algos[] = {
     &rcoll_bcast_direct_read, &rcoll_bcast_knomial, &rcoll_bcast_scatter_allgather,
     &rcoll_bcast_hier, NULL};

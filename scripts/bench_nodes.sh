@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Node-aware collectives on emulated nodes (docs/tuning.md, "Node-aware collectives and the cost
 # model"): for the layouts 2x2, 2x4 and 4x2 (RCOLL_PPN over UCX tcp on this machine), one
-# rcoll-bench run per collective (barrier, allgather, alltoall, bcast) with native Open MPI
+# rcoll-bench run per collective (barrier, allgather, alltoall, bcast and the v-forms allgatherv,
+# gatherv, scatterv, every count the same) with native Open MPI
 # (tcp BTL), rcoll's default and every algorithm the selection may choose across nodes (the
 # read-based direct_read and flat_arrival are never chosen there), 1 B to 1 MB, interleaved.
 # Writes OUT/<layout>.<coll>.json; then `scripts/nodes_table.py OUT BUILD` prints the tables.
@@ -11,7 +12,7 @@ build=$(cd "${1:-build}" && pwd)
 out=$(mkdir -p "${2:-nodes-bench}" && cd "${2:-nodes-bench}" && pwd)
 for layout in 2x2:4:2 2x4:8:4 4x2:8:2; do
     IFS=: read -r name np ppn <<<"$layout"
-    for coll in barrier allgather alltoall bcast; do
+    for coll in barrier allgather alltoall bcast allgatherv gatherv scatterv; do
         algos=$("$build/rcoll-info" --list |
             awk -v c="$coll:" '/^[a-z]+:$/ {cur=$1; next} cur==c {print "rcoll:"$1}' |
             grep -v -e direct_read -e flat_arrival | paste -sd,)

@@ -11,7 +11,10 @@ import subprocess
 import sys
 
 LAYOUTS = [("2x2", 4, 2), ("2x4", 8, 4), ("4x2", 8, 2)]
-COLLS = ["barrier", "allgather", "alltoall", "bcast"]
+COLLS = ["barrier", "allgather", "alltoall", "bcast", "allgatherv", "gatherv", "scatterv"]
+# The picks judged by size: gatherv and scatterv are chosen without one (only the root knows
+# their counts), so the model has no size to judge them by.
+JUDGED = ["barrier", "allgather", "alltoall", "bcast", "allgatherv"]
 
 
 def load(path):
@@ -66,6 +69,8 @@ def main():
                     size, native, dflt, ran, flat[bf], bf, node[bn], bn, node[bn] / flat[bf],
                     dflt / native, dflt / best))
                 summary.append((name, coll, size, node[bn] / flat[bf], dflt / native, dflt / best))
+                if coll not in JUDGED:
+                    continue
                 rule, model = picks(build, coll, size, p, ppn)
                 for who, pick in (("model", model), ("rule", rule)):
                     ok = forced.get(pick, float("inf")) <= 1.10 * best

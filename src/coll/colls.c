@@ -27,8 +27,8 @@ static const rcoll_algo_t *const scatter_algos[] = {
     &rcoll_scatter_direct, &rcoll_scatter_direct_read, &rcoll_scatter_binomial, &rcoll_scatter_hier, NULL};
 static const rcoll_algo_t *const allgatherv_algos[] = {&rcoll_allgatherv_direct, NULL};
 static const rcoll_algo_t *const alltoallv_algos[] = {&rcoll_alltoallv_direct, NULL};
-static const rcoll_algo_t *const gatherv_algos[] = {&rcoll_gatherv_direct, NULL};
-static const rcoll_algo_t *const scatterv_algos[] = {&rcoll_scatterv_direct, NULL};
+static const rcoll_algo_t *const gatherv_algos[] = {&rcoll_gatherv_direct, &rcoll_gatherv_hier, NULL};
+static const rcoll_algo_t *const scatterv_algos[] = {&rcoll_scatterv_direct, &rcoll_scatterv_hier, NULL};
 
 #define NONE {RCOLL_BLOCKS_NONE, false}
 #define ONE {RCOLL_BLOCKS_ONE, false}

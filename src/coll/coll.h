@@ -30,6 +30,10 @@ typedef struct {
     void *target;        /* what enter() advertises for put_user: recvbuf unless prepare set it */
     size_t target_bytes; /* its size (computed for recvbuf; prepare sets it with target) */
     void *tmp;           /* scratch an algorithm's prepare obtained (rcoll_team_tmp) */
+    bool idle;           /* gatherv, scatterv: this rank moves nothing (a zero count; at the
+                          * root, all zero counts). Under a flat algorithm it passes
+                          * (rcoll_team_pass) without running; a composed one runs on every
+                          * rank, whose sub-teams need each of them */
 } rcoll_args_t;
 
 /* After `ev` was seen: the sender's length, where the line that carried it tells (transport
@@ -106,6 +110,8 @@ extern const rcoll_algo_t rcoll_allgatherv_direct;
 extern const rcoll_algo_t rcoll_allgatherv_hier_gather_bcast;
 extern const rcoll_algo_t rcoll_alltoallv_direct;
 extern const rcoll_algo_t rcoll_gatherv_direct;
+extern const rcoll_algo_t rcoll_gatherv_hier;
 extern const rcoll_algo_t rcoll_scatterv_direct;
+extern const rcoll_algo_t rcoll_scatterv_hier;
 
 #endif

@@ -29,8 +29,8 @@ static const rcoll_algo_t *const scatter_algos[] = {
 static const rcoll_algo_t *const allgatherv_algos[] = {&rcoll_allgatherv_direct,
                                                         &rcoll_allgatherv_hier_gather_bcast, NULL};
 static const rcoll_algo_t *const alltoallv_algos[] = {&rcoll_alltoallv_direct, NULL};
-static const rcoll_algo_t *const gatherv_algos[] = {&rcoll_gatherv_direct, NULL};
-static const rcoll_algo_t *const scatterv_algos[] = {&rcoll_scatterv_direct, NULL};
+static const rcoll_algo_t *const gatherv_algos[] = {&rcoll_gatherv_direct, &rcoll_gatherv_hier, NULL};
+static const rcoll_algo_t *const scatterv_algos[] = {&rcoll_scatterv_direct, &rcoll_scatterv_hier, NULL};
 
 #define NONE {RCOLL_BLOCKS_NONE, false}
 #define ONE {RCOLL_BLOCKS_ONE, false}

@@ -5,6 +5,8 @@
 #ifndef RCOLL_COLL_HIER_H
 #define RCOLL_COLL_HIER_H
 
+#include <string.h>
+
 #include "coll/coll.h"
 #include "core/hier.h"
 
@@ -68,6 +70,155 @@ static inline unsigned char *rcoll_hier_node_order(const rcoll_args_t *a, const 
 /* Allgather by G groups of leaders (allgather/hier_multi_group.c): G >= the ranks per node is
  * every rank a leader (hier_multi_leader). Even layouts only. */
 rcoll_status_t rcoll_allgather_groups(rcoll_args_t *a, int G);
+
+/* ---- gatherv and scatterv: the v-forms' node-order layout ----
+ * The root's own block is in place already (the entry copied it): it counts 0 here. In
+ * h->counts: the node totals [0, N) and their displacements [N, 2N) (at the root and its node's
+ * leader), a leader's local counts [2N, 2N+L) and their displacements after them (where
+ * rcoll_hier_one_block writes: used only once they are done with). */
+typedef struct {
+    unsigned char *all;  /* every block in node order (total bytes): the root, its node's leader */
+    unsigned char *node; /* this node's blocks (node_bytes): every leader (in `all` on the root's node) */
+    size_t total, node_bytes;
+} rcoll_hier_v_t;
+
+static inline size_t *rcoll_hier_local_counts(rcoll_hier_t *h, const struct rcoll_team *t)
+{
+    return h->counts + 2 * (size_t)t->node_count;
+}
+
+/* The displacements of `n` counts packed in order, stored after them; returns their sum. */
+static inline size_t rcoll_hier_displs(size_t *counts, int n)
+{
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        counts[n + i] = at;
+        at += counts[i];
+    }
+    return at;
+}
+
+/* At the root: the node totals of `counts` (its own as 0) and their displacements; the sum. */
+static inline size_t rcoll_hier_totals(const rcoll_args_t *a, rcoll_hier_t *h, const size_t *counts)
+{
+    const struct rcoll_team *t = a->team;
+    for (int k = 0; k < t->node_count; k++)
+        h->counts[k] = 0;
+    for (int r = 0; r < a->size; r++)
+        if (r != a->root)
+            h->counts[t->node_of[r]] += counts[r];
+    return rcoll_hier_displs(h->counts, t->node_count);
+}
+
+/* At the root, scatterv: every other rank's block from its displacement in `user` to its
+ * node-order place in `all`. */
+static inline void rcoll_hier_v_pack(const rcoll_args_t *a, const rcoll_hier_t *h, unsigned char *all,
+                                     const unsigned char *user, const size_t *counts, const size_t *displs)
+{
+    size_t at = 0;
+    for (int pos = 0; pos < a->size; pos++) {
+        int r = h->rank_at[pos];
+        if (r != a->root && counts[r]) {
+            memcpy(all + at, user + displs[r], counts[r]);
+            at += counts[r];
+        }
+    }
+}
+
+/* The mirror, gatherv: from `all` to every other rank's displacement in `user`. */
+static inline void rcoll_hier_v_unpack(const rcoll_args_t *a, const rcoll_hier_t *h, const unsigned char *all,
+                                       unsigned char *user, const size_t *counts, const size_t *displs)
+{
+    size_t at = 0;
+    for (int pos = 0; pos < a->size; pos++) {
+        int r = h->rank_at[pos];
+        if (r != a->root && counts[r]) {
+            memcpy(user + displs[r], all + at, counts[r]);
+            at += counts[r];
+        }
+    }
+}
+
+/* On the root's node, where the root does not lead it: `len` bytes from the root's `from` to
+ * the leader's `to` (a node-team scatterv in which only the leader receives). */
+static inline rcoll_status_t rcoll_hier_to_leader(const rcoll_args_t *a, rcoll_hier_t *h,
+                                                  const void *from, void *to, size_t len)
+{
+    bool root = a->rank == a->root, leader = h->lidx_of[a->rank] == 0;
+    size_t *counts = root ? rcoll_hier_one_block(h, a->team, len) : NULL; /* (a leader's are in use) */
+    return rcoll_scatterv(h->node, root ? from : NULL, counts, root ? counts + h->node->size : NULL,
+                          leader ? to : root ? RCOLL_IN_PLACE : NULL, leader ? len : 0,
+                          h->lidx_of[a->root]);
+}
+
+/* The mirror: `len` bytes from the leader's `from` to the root's `to` (a node-team gatherv in
+ * which only the leader sends; a rank that sends nothing names any buffer). */
+static inline rcoll_status_t rcoll_hier_from_leader(const rcoll_args_t *a, rcoll_hier_t *h,
+                                                    const void *from, void *to, size_t len)
+{
+    bool root = a->rank == a->root, leader = h->lidx_of[a->rank] == 0;
+    size_t *counts = root ? rcoll_hier_one_block(h, a->team, len) : NULL;
+    const void *send = leader ? from : root ? RCOLL_IN_PLACE : (const void *)h;
+    return rcoll_gatherv(h->node, send, leader ? len : 0, root ? to : NULL, counts,
+                         root ? counts + h->node->size : NULL, h->lidx_of[a->root]);
+}
+
+/* The buffers of rcoll_hier_v_t, once the counts are known (sizes that differ between ranks
+ * stay within them); false with the team's error when out of memory. */
+static inline bool rcoll_hier_v_buffers(const rcoll_args_t *a, rcoll_hier_t *h, rcoll_hier_v_t *v)
+{
+    struct rcoll_team *t = a->team;
+    int rnode = t->node_of[a->root], node = t->node_of[a->rank];
+    bool root = a->rank == a->root, leader = h->lidx_of[a->rank] == 0;
+    size_t at = node == rnode ? h->counts[t->node_count + rnode] : 0, len = v->node_bytes;
+    if (root || (leader && node == rnode))
+        len = at + v->node_bytes > v->total ? at + v->node_bytes : v->total;
+    else if (!leader)
+        return true;
+    unsigned char *buf = rcoll_team_tmp(t, RCOLL_TMP_ALGO, len ? len : 1);
+    if (!buf) {
+        rcoll_team_error(t, RCOLL_ERR_NOMEM, "%s: no memory for the node-order blocks", t->coll);
+        return false;
+    }
+    v->all = node == rnode ? buf : NULL;
+    v->node = leader ? buf + at : NULL;
+    return true;
+}
+
+/* Gatherv and scatterv, before any data moves: what each rank needs, learnt through shared
+ * memory only. Every leader gathers its ranks' counts (a size_t each); where the root does not
+ * lead its node, it gives the leader its node totals; then the buffers. False when the call
+ * stops (*first: why). */
+static inline bool rcoll_hier_v_begin(const rcoll_args_t *a, rcoll_hier_t *h, const size_t *root_counts,
+                                      rcoll_hier_v_t *v, rcoll_status_t *first)
+{
+    struct rcoll_team *t = a->team;
+    int N = t->node_count, rnode = t->node_of[a->root], node = t->node_of[a->rank];
+    bool root = a->rank == a->root, leader = h->lidx_of[a->rank] == 0;
+    size_t mine = root ? 0 : a->bytes, *local = rcoll_hier_local_counts(h, t);
+    *v = (rcoll_hier_v_t){0};
+    if (root)
+        v->total = rcoll_hier_totals(a, h, root_counts);
+    if (!rcoll_hier_step(t, h->node, rcoll_gather(h->node, &mine, leader ? local : NULL, sizeof mine, 0), first))
+        return false;
+    if (node == rnode && h->lidx_of[a->root] != 0 &&
+        !rcoll_hier_step(t, h->node, rcoll_hier_to_leader(a, h, h->counts, h->counts, (size_t)N * sizeof(size_t)),
+                         first))
+        return false;
+    if (leader)
+        v->node_bytes = rcoll_hier_displs(local, h->node->size);
+    if (leader && node == rnode && !root)
+        v->total = rcoll_hier_displs(h->counts, N);
+    if (leader && node == rnode && v->node_bytes != h->counts[rnode] && *first == RCOLL_OK)
+        *first = rcoll_team_error(t, RCOLL_ERR_TRUNCATE, "%s: the counts of node %d's ranks sum to %zu "
+                                  "bytes where the root's give %zu (sizes must match between ranks)",
+                                  t->coll, rnode, v->node_bytes, h->counts[rnode]);
+    if (!rcoll_hier_v_buffers(a, h, v)) {
+        *first = RCOLL_ERR_NOMEM;
+        return false;
+    }
+    return true;
+}
 
 /* Goes on after a sub-call (see rcoll_hier_step); `first` keeps the first error. */
 #define HIER_STEP(a, sub, call, first)                                                          \

@@ -262,9 +262,8 @@ rcoll_status_t rcoll_gatherv(rcoll_team_t *t, const void *sendbuf, size_t sendby
     }
     if (t->size == 1)
         return rcoll_team_skip(t);
-    if (am_root ? all_zero(counts, t->size) : sendbytes == 0)
-        return rcoll_team_pass(t);
     rcoll_args_t a = {0};
+    a.idle = am_root ? all_zero(counts, t->size) : sendbytes == 0;
     a.root = root;
     a.sendbuf = sendbuf;
     a.recvbuf = am_root ? recvbuf : NULL;
@@ -301,9 +300,8 @@ rcoll_status_t rcoll_scatterv(rcoll_team_t *t, const void *sendbuf, const size_t
     }
     if (t->size == 1)
         return rcoll_team_skip(t);
-    if (am_root ? all_zero(counts, t->size) : recvbytes == 0)
-        return rcoll_team_pass(t);
     rcoll_args_t a = {0};
+    a.idle = am_root ? all_zero(counts, t->size) : recvbytes == 0;
     a.root = root;
     a.sendbuf = am_root ? sendbuf : NULL;
     a.recvbuf = recvbuf;

@@ -593,6 +593,8 @@ rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *arg
      * what ran is what the team, rcoll-bench and the log name. */
     const char *not_for;
     const rcoll_algo_t *algo = rcoll_fallback(chosen, a, &not_for);
+    if (a->idle && !algo->composed) /* its peers expect nothing of it (a composed one runs) */
+        return rcoll_team_pass(t);
     t->last_algo = algo->name;
     a->seq = algo->composed ? t->seq : ++t->seq;
     if (log && not_for)

@@ -96,7 +96,8 @@ rcoll_status_t rcoll_team_run(struct rcoll_team *team, rcoll_coll_t coll, void *
 rcoll_status_t rcoll_team_skip(struct rcoll_team *team);
 /* A v-form call in which this rank moves nothing (its counts are all zero; its peers, knowing
  * them, expect nothing of it): takes the sequence number and leaves (the done word peers'
- * flow control reads), without entering. */
+ * flow control reads), without entering. Gatherv and scatterv pass in rcoll_team_run, where
+ * the algorithm is known: under a composed one every rank runs (coll.h, `idle`). */
 rcoll_status_t rcoll_team_pass(struct rcoll_team *team);
 /* A scratch buffer of at least `bytes` that stays valid until the next call for the same slot
  * (grown as needed, freed with the team); NULL when out of memory. */

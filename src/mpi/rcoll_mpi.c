@@ -43,7 +43,8 @@
  *   MPI calls insignificant on a rank (e.g. recvtype at a gather's non-roots) are never read.
  *   A count of zero in a collective without v (zero on every rank, by the type-signature rule)
  *   goes to PMPI_, which returns at once; the v-forms pass zero sizes to rcoll, where a rank
- *   that moves nothing takes the call's number and leaves without waiting.
+ *   that moves nothing takes the call's number and leaves without waiting (under a node-aware
+ *   gatherv or scatterv it takes part: its node's calls need it).
  * - An rcoll error prints "rcoll: <detail>" on stderr and raises its MPI error class through
  *   the communicator's error handler (MPI_ERR_TRUNCATE for sizes that differ between ranks,
  *   MPI_ERR_OTHER for a peer gone or a timeout); a local problem (bad count or type, send and

@@ -86,8 +86,8 @@ bool rcoll_model_decides(rcoll_coll_t coll, int size, int ppn)
         return false;
     const rcoll_coll_info_t *c = rcoll_coll_info(coll);
     for (int i = 0; c && c->algos[i]; i++)
-        if (c->algos[i]->composed)
-            return true;
+        if (c->algos[i]->composed && c->algos[i]->cost)
+            return true; /* (a composed one without a formula, as the v-forms': the rules) */
     return false;
 }
 

@@ -10,7 +10,7 @@
 
 /* Whether the model decides calls of `coll` on a team of `size` ranks, at most `ppn` on one
  * node: the team spans nodes, some node holds several ranks, and the collective has a
- * node-aware algorithm. */
+ * node-aware algorithm with a formula (the v-forms' have none: their rules decide). */
 bool rcoll_model_decides(rcoll_coll_t coll, int size, int ppn);
 
 /* `share`: the nodes that share one host (1 on a cluster; emulated nodes on one machine: all of

@@ -68,8 +68,8 @@ typedef struct {
 static const row_t rows[] = {
     /* Teams spanning nodes with several ranks on a node, up to 8 ranks: the layouts measured
      * here (2x2, 2x4, 4x2 over UCX tcp, docs/tuning.md "Node-aware collectives and the cost
-     * model"), where the cost model is known wrong (its pick was within 10% of the best in
-     * about 60% of the cells). Larger teams: the model. */
+     * model"), where these rules beat the cost model's picks (barrier, allgather(v), alltoall;
+     * bcast, gather, scatter: the model). Larger teams: the model. */
     {RCOLL_COLL_BARRIER, MULTI, ANY, 8, {
         {INF, &rcoll_barrier_hier, "several ranks per node: fan-in on each node, a barrier among "
          "the leaders only, one release per node"}}},
@@ -78,21 +78,16 @@ static const row_t rows[] = {
          "leaders cross the network, node blocks once each"},
         {INF, &rcoll_allgather_ring, "several ranks per node, large blocks: neighbour writes, "
          "one message across each node's edge per step"}}},
+    {RCOLL_COLL_ALLTOALL, MULTI, ANY, 8, {
+        {UPTO(8 * KB), &rcoll_alltoall_hier_aggregate, "several ranks per node, small blocks: one "
+         "message per pair of nodes between leaders (their alltoall of node-blocks)"},
+        {INF, &rcoll_alltoall_direct, "several ranks per node, larger blocks: every block one "
+         "message, all in flight"}}},
     {RCOLL_COLL_ALLGATHERV, MULTI, ANY, 8, {
         {UPTO(512 * KB), &rcoll_allgatherv_hier_gather_bcast, "several ranks per node (keyed on "
          "the mean count): only the leaders cross the network, node blocks once each"},
         {INF, &rcoll_allgatherv_direct, "several ranks per node, large counts: every block one "
          "message, all in flight"}}},
-    {RCOLL_COLL_ALLTOALL, MULTI, ANY, 8, {
-        {UPTO(1 * KB), &rcoll_alltoall_hier_aggregate, "several ranks per node, small blocks: one "
-         "message per pair of nodes between leaders"},
-        {UPTO(4 * KB), &rcoll_alltoall_gather_scatter, "several ranks per node, small blocks: every "
-         "row in one message to rank 0 and back"},
-        {INF, &rcoll_alltoall_direct, "several ranks per node, larger blocks: every block one "
-         "message, all in flight"}}},
-    {RCOLL_COLL_BCAST, MULTI, ANY, 8, {
-        {INF, &rcoll_bcast_hier, "several ranks per node: the root's node, the leaders, then the "
-         "other nodes through shared memory"}}},
 
     /* Teams spanning nodes (measured over UCX tcp, every rank its own node). Symmetric patterns
      * first: a rank that heard from a peer in this call knows that peer's slots are free, an

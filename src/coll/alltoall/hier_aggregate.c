@@ -54,6 +54,18 @@ static void unpack(const rcoll_args_t *a, const rcoll_hier_t *h, const unsigned 
         }
 }
 
+/* The leaders' exchange of node-blocks: an alltoall of L^2 m blocks where every node has L
+ * ranks (the group-0 team's own selection, as for any alltoall), else an alltoallv. */
+static rcoll_status_t leaders_exchange(rcoll_args_t *a, rcoll_hier_t *h, const unsigned char *packed,
+                                       unsigned char *got)
+{
+    const size_t *c = h->counts;
+    int N = a->team->node_count;
+    if (rcoll_hier_even(a->team))
+        return rcoll_alltoall(h->group, packed, got, c[0]);
+    return rcoll_alltoallv(h->group, packed, c, c + N, got, c + 2 * N, c + 3 * N);
+}
+
 static rcoll_status_t alltoall_hier_aggregate(rcoll_args_t *a)
 {
     struct rcoll_team *t = a->team;
@@ -73,22 +85,20 @@ static rcoll_status_t alltoall_hier_aggregate(rcoll_args_t *a)
     HIER_STEP(a, h->node, rcoll_gather(h->node, a->sendbuf, in, row, 0), first);
     if (leader) {
         pack(a, h, in, packed);
-        size_t *c = h->counts;
-        int N = t->node_count;
-        HIER_STEP(a, h->group, rcoll_alltoallv(h->group, packed, c, c + N, got, c + 2 * N, c + 3 * N), first);
+        HIER_STEP(a, h->group, leaders_exchange(a, h, packed, got), first);
         unpack(a, h, got, in);
     }
     HIER_STEP(a, h->node, rcoll_scatter(h->node, in, a->recvbuf, row, 0), first);
     return first;
 }
 
-/* Cost model: node gather of P m per rank, the leaders' alltoallv of node-blocks (one call,
- * N-1 messages of L^2 m all in flight), two local copies of L P m, node scatter of P m. */
+/* Cost model: node gather of P m per rank, the leaders' alltoall of L^2 m node-blocks (as the
+ * selection runs it among N), two local copies of L P m, node scatter of P m. */
 static double cost(const rcoll_cost_in_t *in)
 {
     double m = (double)in->bytes, row = in->P * m, L = in->L;
-    return in->sub(in, RCOLL_COLL_GATHER, (size_t)row, in->L, 1, in->L, 1) + in->m->call +
-           rcoll_cost_step(&in->m->net, in->N - 1, L * L * m) +
+    return in->sub(in, RCOLL_COLL_GATHER, (size_t)row, in->L, 1, in->L, 1) +
+           in->sub(in, RCOLL_COLL_ALLTOALL, (size_t)(L * L * m), in->N, in->N, 1, 1) +
            in->sub(in, RCOLL_COLL_SCATTER, (size_t)row, in->L, 1, in->L, 1) + 2 * rcoll_cost_copy(in, L * row);
 }
 

@@ -31,7 +31,7 @@ static rcoll_status_t alltoall_pairwise(rcoll_args_t *a)
 static double cost(const rcoll_cost_in_t *in)
 {
     double m = (double)in->bytes, local = in->L - 1, remote = in->P - in->L;
-    return local * rcoll_cost_step(&in->m->shm, 1, m) + remote * rcoll_cost_step(&in->m->net, in->L, m);
+    return local * rcoll_cost_step(&in->m->shm, 1, m) + remote * rcoll_cost_step(&in->m->net, (double)in->L * in->H, m);
 }
 
 const rcoll_algo_t rcoll_alltoall_pairwise = {

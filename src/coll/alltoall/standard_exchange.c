@@ -156,10 +156,38 @@ static rcoll_status_t alltoall_standard_exchange(rcoll_args_t *a)
     return a2a_sweep_run(&sw);
 }
 
+/* Cost model: the radix and levels as se_shape picks them; at step j every main rank sends r-1
+ * messages of P'/r blocks to the ranks r^j apart (on its node while r^(j+1) <= L, the ranks of
+ * a node being consecutive) and copies what it received; the extra ranks' blocks go directly. */
+static double cost(const rcoll_cost_in_t *in)
+{
+    int radix = 2, power = 1;
+    for (int r = 2; r <= in->cfg->kport + 1 && r <= in->P; r++) {
+        int p = 1;
+        while (p <= in->P / r)
+            p *= r;
+        if (p >= power) {
+            radix = r;
+            power = p;
+        }
+    }
+    double m = (double)in->bytes, part = (double)(power / radix) * m, t = 0;
+    for (long d = 1; d < power; d *= radix) {
+        bool local = in->N == 1 || d * radix <= in->L;
+        t += local ? rcoll_cost_step(&in->m->shm, radix - 1, part)
+                   : rcoll_cost_step(&in->m->net, (double)(radix - 1) * in->L * in->H, part);
+        t += rcoll_cost_copy(in, (radix - 1) * part);
+    }
+    if (power < in->P)
+        t += rcoll_cost_fan(in, in->P - power, 0, m);
+    return t;
+}
+
 const rcoll_algo_t rcoll_alltoall_standard_exchange = {
     .name = "standard_exchange",
     .coll = RCOLL_COLL_ALLTOALL,
     .summary = "[qian-phd]: k-port exchange by base-(k+1) digit, log steps; extra ranks go direct",
     .run = alltoall_standard_exchange,
     .prepare = se_prepare,
+    .cost = cost,
 };

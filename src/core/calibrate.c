@@ -158,7 +158,7 @@ static double fit_error(fit_t *f, const double *x)
         e += 0.01 * (x[i] - f->x0[i]) * (x[i] - f->x0[i]);
     for (int k = 0; k < f->n; k++) {
         double p = rcoll_model_predict(&f->cfg, f->s[k].algo, f->s[k].bytes, f->t->size,
-                                       f->t->ppn_max, f->t->node_cores, rcoll_team_node_share(f->t));
+                                       f->t->ppn_max, f->t->select_cores, rcoll_team_node_share(f->t));
         double d = log(p > 0.01 ? p : 0.01) - log(f->s[k].us);
         e += d * d;
     }
@@ -245,7 +245,7 @@ static rcoll_status_t sample_team(struct rcoll_team *t, fit_t *f, unsigned char 
         const struct rcoll_algo *before = t->forced[colls[c]];
         for (int a = 0; ci->algos[a] && st == RCOLL_OK; a++) {
             const struct rcoll_algo *al = ci->algos[a];
-            if (rcoll_model_predict(&t->ctx->cfg, al, 8, t->size, t->ppn_max, t->node_cores, 1) < 0)
+            if (rcoll_model_predict(&t->ctx->cfg, al, 8, t->size, t->ppn_max, t->select_cores, 1) < 0)
                 continue; /* no formula, or never across nodes */
             for (size_t k = 0; k < (c ? 3u : 1u) && f->n < FIT_MAX && st == RCOLL_OK; k++) {
                 t->forced[colls[c]] = al;

@@ -141,6 +141,28 @@ static int renumber_nodes(int *node_of, int size)
     return count;
 }
 
+/* rcoll_team.select_cores, from every rank's cores (the same table on every rank). */
+static rcoll_status_t select_cores(struct rcoll_team *t, const rank_info_t *info)
+{
+    if (t->host_size == t->size) {
+        t->select_cores = t->host_cores;
+        return RCOLL_OK;
+    }
+    cpu_set_t *cpus = calloc((size_t)t->node_count, sizeof *cpus);
+    if (!cpus)
+        return rcoll_team_error(t, RCOLL_ERR_NOMEM, "team setup: out of memory");
+    for (int r = 0; r < t->size; r++)
+        CPU_OR(&cpus[t->node_of[r]], &cpus[t->node_of[r]], &info[r].cpus);
+    t->select_cores = 0;
+    for (int k = 0; k < t->node_count; k++) {
+        int n = CPU_COUNT(&cpus[k]) > 0 ? CPU_COUNT(&cpus[k]) : 1;
+        if (t->select_cores == 0 || n < t->select_cores)
+            t->select_cores = n;
+    }
+    free(cpus);
+    return RCOLL_OK;
+}
+
 /* The map does not fit this team: an error every rank returns, shown once per context (by
  * rank 0; teams of other sizes, e.g. MPI sub-communicators, would repeat it). */
 static rcoll_status_t node_map_error(struct rcoll_team *t)
@@ -214,7 +236,7 @@ static rcoll_status_t assign_nodes(struct rcoll_team *t, const rank_info_t *info
     }
     t->node_cores = CPU_COUNT(&node) > 0 ? CPU_COUNT(&node) : 1;
     t->host_cores = CPU_COUNT(&host) > 0 ? CPU_COUNT(&host) : 1;
-    return RCOLL_OK;
+    return select_cores(t, info);
 }
 
 /* RCOLL_<COLL>_ALGO, resolved once, unless RCOLL_TUNE names the collective (its ranges come
@@ -463,8 +485,9 @@ rcoll_status_t rcoll_team_force_algorithm(rcoll_team_t *t, rcoll_coll_t coll, co
 
 int rcoll_team_node_share(const struct rcoll_team *t)
 {
-    int n = t->local_size > 0 ? t->host_size / t->local_size : 1;
-    return n < 1 ? 1 : n;
+    /* Alike on every rank: emulated nodes on one host share it all; on a cluster (or hosts of
+     * several emulated nodes each, which only tests make) one node per host. */
+    return t->host_size == t->size ? t->node_count : 1;
 }
 
 /* The algorithm chosen for the call (before any fallback: rcoll_team_run), `why` filled when
@@ -477,7 +500,7 @@ static const rcoll_algo_t *choose(struct rcoll_team *t, const rcoll_coll_info_t 
     if (a && why) {
         /* From RCOLL_<COLL>_ALGO (resolved once) or rcoll_team_force_algorithm. */
         if (cfg->algo[c->coll][0] && strcasecmp(cfg->algo[c->coll], a->name) == 0)
-            rcoll_select_shared(cfg, c->coll, bytes, t->size, t->ppn_max, t->node_cores,
+            rcoll_select_shared(cfg, c->coll, bytes, t->size, t->ppn_max, t->select_cores,
                                 rcoll_team_node_share(t), why, why_len);
         else
             snprintf(why, why_len, "forced for this team");
@@ -487,13 +510,13 @@ static const rcoll_algo_t *choose(struct rcoll_team *t, const rcoll_coll_info_t 
     if (!why && t->chosen[c->coll].algo && t->chosen[c->coll].bytes == bytes)
         return t->chosen[c->coll].algo; /* the same as last time */
     int share = rcoll_team_node_share(t);
-    a = t->sub ? rcoll_select_default(cfg, c->coll, bytes, t->size, t->ppn_max, t->node_cores, share,
+    a = t->sub ? rcoll_select_default(cfg, c->coll, bytes, t->size, t->ppn_max, t->select_cores, share,
                                       why, why_len)
-               : rcoll_select_shared(cfg, c->coll, bytes, t->size, t->ppn_max, t->node_cores, share,
+               : rcoll_select_shared(cfg, c->coll, bytes, t->size, t->ppn_max, t->select_cores, share,
                                      why, why_len);
     if (!a) { /* a bad RCOLL_<COLL>_ALGO: its message */
         char err[512];
-        rcoll_select_shared(cfg, c->coll, bytes, t->size, t->ppn_max, t->node_cores, share, err,
+        rcoll_select_shared(cfg, c->coll, bytes, t->size, t->ppn_max, t->select_cores, share, err,
                             sizeof err);
         rcoll_team_error(t, RCOLL_ERR_INVALID, "%s: %s", c->name, err);
         return NULL;

@@ -50,6 +50,9 @@ struct rcoll_team {
     char *same_host;    /* per team rank: runs on my host (emulated nodes share one) */
     int host_size;      /* ranks on my host (the node, unless nodes are emulated) */
     int host_cores;     /* cores the ranks of my host may run on, all together */
+    int select_cores;   /* the cores the selection weighs, alike on every rank (it must decide
+                         * alike): emulated nodes (every rank on one host), the host's; else
+                         * the fewest of any node */
     int *scratch;       /* 2 * size ints an algorithm may use during one call */
     uint64_t seq;       /* sequence number of the current or last collective */
     const char *coll;   /* name of the collective running now (for messages) */
@@ -83,8 +86,8 @@ rcoll_status_t rcoll_team_create_sub(rcoll_context_t *ctx, const rcoll_oob_t *oo
                                      const int *node_of, int host_procs, const int *parent_rank,
                                      struct rcoll_team **out);
 
-/* The nodes of the team that share my host, about (its ranks on my host / those on my node):
- * 1 on a cluster, the node count for emulated nodes on one machine (the cost model's H). */
+/* The nodes of the team that share a host (the cost model's H), alike on every rank: the node
+ * count where every rank runs on one host (emulated nodes), else 1. */
 int rcoll_team_node_share(const struct rcoll_team *t);
 
 /* Runs one collective: takes the next sequence number, chooses the algorithm for `bytes`,

@@ -15,11 +15,7 @@
 
 typedef struct rcoll_cost_in {
     const rcoll_config_t *cfg; /* radix and fan-in of the trees */
-    const rcoll_model_t *m;    /* the parameters for this call: the calibrated ones, a network
-                                * step's costs raised where the host's ranks that drive it at
-                                * once outnumber its cores (select/model.c) */
-    const rcoll_model_t *base; /* the calibrated parameters */
-    int cores;                 /* a host's cores */
+    const rcoll_model_t *m;
     size_t bytes;              /* the call's size as the selection keys on it */
     int P, N, L;               /* ranks, nodes, most ranks on one node */
     int H;                     /* nodes that share one host's link and cores (1 on a cluster;

@@ -12,40 +12,25 @@
 
 typedef struct {
     rcoll_cost_in_t in;
-    rcoll_model_t m;
+    int cores;
 } shape_t;
 
 static double sub_cost(const rcoll_cost_in_t *in, int coll, size_t bytes, int P, int N, int L, int share);
 
-/* The parameters of a call in which `active` ranks of a host drive the network at once and
- * `share` calls share each node's link: a network step's further messages and its bytes cost
- * the larger of the two factors (the link carries `share` calls' messages; a host whose ranks
- * outnumber its cores serves each message that many times slower: emulated nodes, where the
- * "link" is the host's loopback and its cores). */
-static void load(rcoll_model_t *m, const rcoll_model_t *base, int share, int active, int cores)
+static shape_t make_shape(const rcoll_config_t *cfg, const rcoll_model_t *m, size_t bytes, int P,
+                          int ppn, int cores, int share)
 {
-    double crowd = cores > 0 && active > cores ? (double)active / cores : 1;
-    double f = crowd > share ? crowd : share;
-    *m = *base;
-    m->net.alpha += (share - 1) * base->net.gap;
-    m->net.gap *= f;
-    m->net.per_kb *= f;
-}
-
-static void make_shape(shape_t *s, const rcoll_config_t *cfg, const rcoll_model_t *m, size_t bytes,
-                       int P, int ppn, int cores, int share)
-{
-    s->in.cfg = cfg;
-    s->in.base = m;
-    s->in.bytes = bytes;
-    s->in.P = P;
-    s->in.L = ppn < P ? ppn : P;
-    s->in.N = (P + s->in.L - 1) / s->in.L;
-    s->in.H = share < 1 ? 1 : share > s->in.N ? s->in.N : share;
-    s->in.cores = cores;
-    s->in.sub = sub_cost;
-    load(&s->m, m, 1, s->in.L * s->in.H, cores);
-    s->in.m = &s->m;
+    shape_t s;
+    s.in.cfg = cfg;
+    s.in.m = m;
+    s.in.bytes = bytes;
+    s.in.P = P;
+    s.in.L = ppn < P ? ppn : P;
+    s.in.N = (P + s.in.L - 1) / s.in.L;
+    s.in.H = share < 1 ? 1 : share > s.in.N ? s.in.N : share;
+    s.in.sub = sub_cost;
+    s.cores = cores;
+    return s;
 }
 
 /* The cheapest formula of `coll` for the shape (where the selection's own pick has none). */
@@ -66,10 +51,14 @@ static double cheapest(const rcoll_cost_in_t *in, rcoll_coll_t coll)
 
 static double sub_cost(const rcoll_cost_in_t *in, int coll, size_t bytes, int P, int N, int L, int share)
 {
-    /* `share` such calls at once on every node, on each of the host's H nodes: their ranks
-     * drive the host's network at once. */
-    rcoll_model_t m;
-    load(&m, in->base, share, share * L * in->H, in->cores);
+    rcoll_model_t m = *in->m;
+    /* `share` such calls at once on every node: in each network step the node's link carries
+     * the others' messages too (a step of k messages is share k of them on the link: share - 1
+     * more gaps for the others' first messages, share gaps for each further one, share times
+     * the bytes). */
+    m.net.alpha += (share - 1) * m.net.gap;
+    m.net.gap *= share;
+    m.net.per_kb *= share;
     rcoll_cost_in_t sub = *in;
     sub.m = &m;
     sub.bytes = bytes;
@@ -110,8 +99,7 @@ double rcoll_model_predict(const rcoll_config_t *cfg, const rcoll_algo_t *a, siz
 {
     if (!a->cost)
         return -1;
-    shape_t s;
-    make_shape(&s, cfg, &cfg->model, bytes, size, ppn, cores, share);
+    shape_t s = make_shape(cfg, &cfg->model, bytes, size, ppn, cores, share);
     return predict(a, &s.in);
 }
 
@@ -119,8 +107,7 @@ const rcoll_algo_t *rcoll_model_pick(const rcoll_config_t *cfg, rcoll_coll_t col
                                      int size, int ppn, int cores, int share, char *why, size_t why_len)
 {
     const rcoll_coll_info_t *c = rcoll_coll_info(coll);
-    shape_t s;
-    make_shape(&s, cfg, &cfg->model, bytes, size, ppn, cores, share);
+    shape_t s = make_shape(cfg, &cfg->model, bytes, size, ppn, cores, share);
     double t[32];
     int best = -1, n = 0;
     for (int i = 0; c->algos[i] && i < 32; i++, n++) {

@@ -157,9 +157,12 @@ static int judge(const case_t *c, int rank, rcoll_status_t st, double spent, con
     if (comp && !strcmp(comp, "only")) {
         /* A node-aware call fails in one of its sub-teams, which knows its own members only:
          * the error must come in time and name a rank it missed (the dead one, or one that
-         * left after its own error), not necessarily rank 3. */
+         * left after its own error), not necessarily rank 3; or, where the network reports a
+         * gone peer before any wait (rank 2 exited before the call: its connection is closed),
+         * the transport's message naming it (in the team's numbering, not the sub-team's). */
         ok = ok && ((never && strncmp(never + 15, "none", 4) != 0) ||
-                    (gone && strncmp(gone + 6, "none", 4) != 0));
+                    (gone && strncmp(gone + 6, "none", 4) != 0) ||
+                    (c->scenario == 1 && st == RCOLL_ERR_PEER_DEAD && strstr(msg, "rank 2 ")));
     } else if (c->scenario == 0) { /* the other survivor may have left already: gone lists 2 and maybe it */
         ok = ok && lists_3 && gone && strpbrk(gone + 6, "2");
     }

@@ -1,7 +1,9 @@
 /* Teams: creation over the out-of-band bootstrap (node of every rank from the hostname,
  * RCOLL_NODE_MAP or RCOLL_PPN; local ranks; the transport), the collective entry points that
  * number each call and run the selected algorithm, and the team's error messages. */
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -295,9 +297,33 @@ static rcoll_status_t exchange_info(struct rcoll_team *t, const rcoll_oob_t *oob
 
 /* ---- the transport's view of the team (transport/view.h) ---- */
 
+/* A transport's message names ranks as "rank N" in the team's numbering; a sub-team's user
+ * knows the parent's: each such N becomes shown_rank(N) (one place for every transport). */
+static void shown_ranks(const struct rcoll_team *t, const char *msg, char *out, size_t len)
+{
+    size_t n = 0;
+    while (*msg && n + 1 < len) {
+        if (strncmp(msg, "rank ", 5) == 0 && isdigit((unsigned char)msg[5])) {
+            char *end;
+            long r = strtol(msg + 5, &end, 10);
+            int w = snprintf(out + n, len - n, "rank %d", shown_rank(t, r > INT_MAX ? -1 : (int)r));
+            n = w > 0 && (size_t)w < len - n ? n + (size_t)w : len - 1;
+            msg = end;
+        } else {
+            out[n++] = *msg++;
+        }
+    }
+    out[n < len ? n : len - 1] = '\0';
+}
+
 static rcoll_status_t view_error(void *owner, rcoll_status_t status, const char *msg)
 {
-    return rcoll_team_error(owner, status, "%s", msg);
+    struct rcoll_team *t = owner;
+    if (!t->parent_rank)
+        return rcoll_team_error(t, status, "%s", msg);
+    char shown[sizeof t->last_error];
+    shown_ranks(t, msg, shown, sizeof shown);
+    return rcoll_team_error(t, status, "%s", shown);
 }
 
 static bool view_process_gone(void *owner, int rank)

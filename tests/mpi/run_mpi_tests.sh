@@ -8,6 +8,8 @@
 # speed budget. The times given below are several times a run's time on the quiet 2-core
 # machine, and RCOLL_TEST_TIMEOUT_SCALE (default 4) multiplies them all, so a machine loaded
 # by other work does not fail a correct run (throughput is measured by rcoll-bench instead).
+# RCOLL_MPI_FORCED_FLAVORS (default "ompi mpich"): the MPIs under which every algorithm is also
+# forced once through the drop-in (the sanitizer pass of scripts/test.sh keeps Open MPI's).
 set -u
 
 if [ $# -ne 1 ] || [ ! -d "$1" ]; then
@@ -202,6 +204,12 @@ run_forced_colls() {
 # algorithms and hang: where the drop-in is disabled, pin one algorithm (ring).
 OMPI_AGV_FIX=(OMPI_MCA_coll_tuned_use_dynamic_rules=1 OMPI_MCA_coll_tuned_allgatherv_algorithm=3)
 
+# forced FLAVOR: whether the forced-algorithm sweeps run under FLAVOR.
+forced() {
+    case " ${RCOLL_MPI_FORCED_FLAVORS:-ompi mpich} " in *" $1 "*) return 0 ;; esac
+    return 1
+}
+
 # Tests that this script knows; any other tests/mpi/*.c runs once per MPI with no arguments.
 known=" test_mpi_basic test_mpi_colls test_mpi_comm_cycles test_mpi_errors test_mpi_intercomm_disable test_mpi_thread_multiple "
 
@@ -212,7 +220,7 @@ if [ $have_ompi -eq 1 ]; then
     run ompi 4 120 none test_mpi_basic 20
     run ompi 5 120 none test_mpi_basic 10
     run ompi 2 60 log test_mpi_basic 1 -- RCOLL_LOG=info
-    [ ${#ag_algos[@]} -gt 0 ] && [ ${#bar_algos[@]} -gt 0 ] && run_forced ompi 5 2
+    forced ompi && [ ${#ag_algos[@]} -gt 0 ] && [ ${#bar_algos[@]} -gt 0 ] && run_forced ompi 5 2
     # A configuration rcoll rejects (it says so): every collective must still work, by PMPI_.
     run ompi 3 60 log test_mpi_basic 2 -- RCOLL_LOG=not-a-level
     run ompi 1 60 none test_mpi_colls 2
@@ -224,7 +232,7 @@ if [ $have_ompi -eq 1 ]; then
     # Across emulated nodes (every rank its own node, then 2+2+1): rcoll over UCX tcp.
     run ompi 3 150 "ran:$all_colls" test_mpi_colls 1 -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp
     run ompi 5 150 none test_mpi_colls 1 -- RCOLL_PPN=2 UCX_TLS=tcp
-    run_forced_colls ompi 5
+    if forced ompi; then run_forced_colls ompi 5; fi
     run ompi 3 120 quiet test_mpi_colls 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info "${OMPI_AGV_FIX[@]}"
     # Leak checks: a leak of one descriptor, segment or 4 KB per cycle shows in 3000 cycles.
     run ompi 4 150 none test_mpi_comm_cycles 3000
@@ -267,13 +275,13 @@ if [ $have_mpich -eq 1 ]; then
     run mpich 2 60 none test_mpi_basic 20
     run mpich 3 120 none test_mpi_basic 10
     run mpich 2 60 log test_mpi_basic 1 -- RCOLL_LOG=info
-    [ ${#ag_algos[@]} -gt 0 ] && [ ${#bar_algos[@]} -gt 0 ] && run_forced mpich 3 1
+    forced mpich && [ ${#ag_algos[@]} -gt 0 ] && [ ${#bar_algos[@]} -gt 0 ] && run_forced mpich 3 1
     run mpich 1 60 none test_mpi_colls 2
     run mpich 2 120 none test_mpi_colls 1
     run mpich 3 150 none test_mpi_colls 1
     run mpich 2 120 "ran:$all_colls" test_mpi_colls 1 -- RCOLL_LOG=info
     run mpich 3 150 "ran:$all_colls" test_mpi_colls 1 -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp
-    run_forced_colls mpich 3
+    if forced mpich; then run_forced_colls mpich 3; fi
     run mpich 2 120 quiet test_mpi_colls 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
     run mpich 2 120 none test_mpi_comm_cycles 3000
     run mpich 2 60 none test_mpi_errors 3

@@ -22,6 +22,16 @@ static inline bool rcoll_hier_even(const struct rcoll_team *t)
     return t->ppn_max * t->node_count == t->size;
 }
 
+/* not_for of the composed algorithms that need every node to hold the same number of ranks
+ * (one member of every group on every node: the multi-leader and multi-group forms). */
+static inline const char *rcoll_composed_even_not_for(const rcoll_args_t *a)
+{
+    const char *why = rcoll_composed_not_for(a);
+    if (why)
+        return why;
+    return rcoll_hier_even(a->team) ? NULL : "nodes with different numbers of ranks";
+}
+
 /* The leaders' v-form layout of node blocks: node k's L_k m bytes at its node-order place
  * (h->counts[0..N) and [N..2N)); returns the counts, the displacements follow them. */
 static inline size_t *rcoll_hier_node_blocks(rcoll_hier_t *h, const struct rcoll_team *t, size_t m)

@@ -19,14 +19,6 @@
 
 #include "coll/hier.h"
 
-static const char *multi_gather_not_for(const rcoll_args_t *a)
-{
-    const char *why = rcoll_composed_not_for(a);
-    if (why)
-        return why;
-    return rcoll_hier_even(a->team) ? NULL : "nodes with different numbers of ranks";
-}
-
 /* Step 2: my group's node blocks, from `all` (node-major), at each master of the group. */
 static rcoll_status_t group_gathers(rcoll_args_t *a, rcoll_hier_t *h, unsigned char *all)
 {
@@ -93,7 +85,7 @@ const rcoll_algo_t rcoll_allgather_hier_multi_gather = {
     .summary = "[qian-phd] 5.5.2 gather-based multi-group: node allgather, every group gathers "
                "the node blocks at its master on one node, node bcast",
     .run = allgather_hier_multi_gather,
-    .not_for = multi_gather_not_for,
+    .not_for = rcoll_composed_even_not_for,
     .fallback = &rcoll_allgather_hier_gather_bcast,
     .limits = "teams spanning nodes with the same number (> 1) of ranks on every node",
     .composed = true,

@@ -109,14 +109,6 @@ static rcoll_status_t allgather_hier_multi_group(rcoll_args_t *a)
     return rcoll_allgather_groups(a, a->team->ctx->cfg.allgather_groups);
 }
 
-static const char *multi_group_not_for(const rcoll_args_t *a)
-{
-    const char *why = rcoll_composed_not_for(a);
-    if (why)
-        return why;
-    return rcoll_hier_even(a->team) ? NULL : "nodes with different numbers of ranks";
-}
-
 /* Cost model: the gather to G leaders (c blocks each), G group allgathers of c m among N ranks
  * at once, the leaders' broadcast of the P m result on the node, the reordering copy. */
 static double cost(const rcoll_cost_in_t *in)
@@ -138,7 +130,7 @@ const rcoll_algo_t rcoll_allgather_hier_multi_group = {
     .summary = "[qian-phd] 5.5.3 G-group multi-leader (RCOLL_ALLGATHER_GROUPS, default 2): "
                "gather to G leaders, G leaders' allgathers at once, node broadcast",
     .run = allgather_hier_multi_group,
-    .not_for = multi_group_not_for,
+    .not_for = rcoll_composed_even_not_for,
     .fallback = &rcoll_allgather_hier_gather_bcast,
     .limits = "teams spanning nodes with the same number (> 1) of ranks on every node",
     .composed = true,

@@ -14,14 +14,6 @@
  * hier_multi_group with G = L (rcoll_allgather_groups), which skips its gather to the leaders. */
 #include "coll/hier.h"
 
-static const char *multi_leader_not_for(const rcoll_args_t *a)
-{
-    const char *why = rcoll_composed_not_for(a);
-    if (why)
-        return why;
-    return rcoll_hier_even(a->team) ? NULL : "nodes with different numbers of ranks";
-}
-
 static rcoll_status_t allgather_hier_multi_leader(rcoll_args_t *a)
 {
     return rcoll_allgather_groups(a, a->team->hier->node->size);
@@ -42,7 +34,7 @@ const rcoll_algo_t rcoll_allgather_hier_multi_leader = {
     .coll = RCOLL_COLL_ALLGATHER,
     .summary = "[qian-phd] multi-leader: every local rank leads its group across nodes, then a node allgather",
     .run = allgather_hier_multi_leader,
-    .not_for = multi_leader_not_for,
+    .not_for = rcoll_composed_even_not_for,
     .fallback = &rcoll_allgather_hier_gather_bcast,
     .limits = "teams spanning nodes with the same number (> 1) of ranks on every node",
     .composed = true,

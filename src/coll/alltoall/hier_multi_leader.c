@@ -22,14 +22,6 @@
 
 #include "coll/hier.h"
 
-static const char *multi_leader_not_for(const rcoll_args_t *a)
-{
-    const char *why = rcoll_composed_not_for(a);
-    if (why)
-        return why;
-    return rcoll_hier_even(a->team) ? NULL : "nodes with different numbers of ranks";
-}
-
 /* The team rank of local index j on node k. */
 static inline size_t rank_on(const rcoll_hier_t *h, int k, int j)
 {
@@ -121,7 +113,7 @@ const rcoll_algo_t rcoll_alltoall_hier_multi_leader = {
     .coll = RCOLL_COLL_ALLTOALL,
     .summary = "[qian-phd] multi-leader: node alltoall of shares, then every local rank's group alltoall across nodes",
     .run = alltoall_hier_multi_leader,
-    .not_for = multi_leader_not_for,
+    .not_for = rcoll_composed_even_not_for,
     .fallback = &rcoll_alltoall_hier_aggregate,
     .limits = "teams spanning nodes with the same number (> 1) of ranks on every node",
     .composed = true,

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "coll/colls.h" /* what each collective is: its table */
 #include "rcoll/rcoll_mpi.h"
@@ -54,6 +55,9 @@ struct options {
     int root;                /* >= 0, or ROOT_ROTATE */
     int skewed;
     enum sync_mode sync;
+    double mif;              /* --mif X: random compute of 0..X message times before each call */
+    double late_frac, late_us; /* --late-frac F --late-us U: F of the ranks arrive U us late */
+    unsigned long seed;      /* --seed: of the delays (the same for every implementation) */
     const char *json_path;
     const char *calibrate_path; /* --calibrate FILE: measure the cost model, write FILE, stop */
 };
@@ -79,6 +83,10 @@ struct bench {
     void *sendbuf, *recvbuf; /* reused buffers, sized for max_bytes plus GUARD */
     struct layout lay;       /* of the collective and size being measured */
     double *times, *maxtimes;
+    double *delays;          /* per timed iteration: this rank's injected delay (us) and arrival
+                              * (PMPI_Wtime) */
+    double *arrivals;        /* with skew: every rank's arrivals of the iterations, by rank */
+    double msg_us;           /* --mif: one native message of the current size, one way (us) */
     long errors;             /* data errors seen by this rank in checked timed iterations */
     int failures;            /* failed pre-timing checks (every rank counts alike) */
 };
@@ -88,6 +96,8 @@ struct result {
     size_t bytes;
     char algo[ALGO_LEN];
     double avg_us, min_us, max_us, iter_max_us;
+    double delay_us, msg_us; /* with skew: mean injected delay; --mif's message time */
+    double floor_max_us, after_last_us; /* with skew: see reduce_delays */
     int iters;
 };
 
@@ -154,6 +164,22 @@ static void usage(FILE *f)
         "                   root with --root rotate) is still checked before timing.\n"
         "  --no-reuse       fresh malloc'ed buffers every iteration (allocation, memset and\n"
         "                   free are not timed; only the collective call is)\n"
+        "  --mif X          process arrival skew ([qian-phd] 6.3.2, maximum imbalance factor):\n"
+        "                   before each call every rank computes (spins) for a seeded random\n"
+        "                   time of 0 to X times one message of that size (native one-way\n"
+        "                   ping-pong time of m bytes between ranks 0 and 1, measured per size)\n"
+        "  --late-frac F    with --late-us U: in each iteration round(F * np) ranks, chosen\n"
+        "  --late-us U      afresh from the seed, compute U microseconds before the call\n"
+        "  --seed S         seed of the delays (default 1); the same delays for every --impl\n"
+        "                   With skew, every iteration starts after an untimed PMPI_Barrier, each\n"
+        "                   rank's time runs from its own arrival (after its delay) to its return,\n"
+        "                   and four columns follow: IterMax (mean over iterations of the\n"
+        "                   slowest rank's time), Delay (mean injected delay), Floor (the Max\n"
+        "                   column's floor: per rank, the mean wait from its arrival to the last\n"
+        "                   rank's, which no collective can beat; the largest over ranks) and\n"
+        "                   AfterLast (mean time from the last rank's arrival to a rank's\n"
+        "                   return: what the algorithm itself takes). Arrivals are compared on\n"
+        "                   the host's monotonic clock: one host (emulated nodes, not real ones)\n"
         "  --json FILE      rank 0 appends one JSON object per (coll, impl, size) to FILE; a\n"
         "                   failed check writes an object with an \"error\" key instead\n"
         "  --calibrate FILE measure the cost model's parameters on this job's nodes (it must\n"
@@ -290,6 +316,17 @@ static int parse_impls(const char *s, struct options *o, char *err, size_t errle
     return 0;
 }
 
+static int parse_double(const char *s, double max, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end != '\0' || !(v >= 0) || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 static void default_options(struct options *o)
 {
     memset(o, 0, sizeof *o);
@@ -303,13 +340,14 @@ static void default_options(struct options *o)
     o->iters = 1000;
     o->warmup = 100;
     o->root = 0;
+    o->seed = 1;
 }
 
 /* Returns 0 to run, 1 for --help, -1 on a bad command line (message in err). */
 static int parse_options(int argc, char **argv, struct options *o, char *err, size_t errlen)
 {
     enum { OPT_COLL = 256, OPT_IMPL, OPT_JSON, OPT_NO_REUSE, OPT_ROOT, OPT_SKEWED, OPT_SYNC,
-           OPT_CALIBRATE };
+           OPT_CALIBRATE, OPT_MIF, OPT_LATE_FRAC, OPT_LATE_US, OPT_SEED };
     static const struct option longopts[] = {
         {"coll", required_argument, NULL, OPT_COLL},
         {"impl", required_argument, NULL, OPT_IMPL},
@@ -319,6 +357,10 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
         {"root", required_argument, NULL, OPT_ROOT},
         {"skewed-counts", no_argument, NULL, OPT_SKEWED},
         {"sync", required_argument, NULL, OPT_SYNC},
+        {"mif", required_argument, NULL, OPT_MIF},
+        {"late-frac", required_argument, NULL, OPT_LATE_FRAC},
+        {"late-us", required_argument, NULL, OPT_LATE_US},
+        {"seed", required_argument, NULL, OPT_SEED},
         {"check", no_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -368,6 +410,33 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
                 return -1;
             }
             break;
+        case OPT_MIF:
+            if (parse_double(optarg, 1e6, &o->mif)) {
+                snprintf(err, errlen, "bad --mif '%s' (a number >= 0)", optarg);
+                return -1;
+            }
+            break;
+        case OPT_LATE_FRAC:
+            if (parse_double(optarg, 1.0, &o->late_frac)) {
+                snprintf(err, errlen, "bad --late-frac '%s' (0 to 1)", optarg);
+                return -1;
+            }
+            break;
+        case OPT_LATE_US:
+            if (parse_double(optarg, 1e8, &o->late_us)) {
+                snprintf(err, errlen, "bad --late-us '%s' (microseconds >= 0)", optarg);
+                return -1;
+            }
+            break;
+        case OPT_SEED: {
+            int v;
+            if (parse_int(optarg, &v)) {
+                snprintf(err, errlen, "bad --seed '%s'", optarg);
+                return -1;
+            }
+            o->seed = (unsigned long)v;
+            break;
+        }
         case 'm':
             if (parse_range(optarg, o)) {
                 snprintf(err, errlen, "bad -m '%s' (MIN:MAX or N, MIN <= MAX)", optarg);
@@ -399,6 +468,14 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
     }
     if (optind < argc) {
         snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+        return -1;
+    }
+    if ((o->late_frac > 0) != (o->late_us > 0)) {
+        snprintf(err, errlen, "--late-frac and --late-us go together");
+        return -1;
+    }
+    if (o->calibrate_path && (o->mif > 0 || o->late_us > 0)) {
+        snprintf(err, errlen, "--calibrate takes no skew options");
         return -1;
     }
     return 0;
@@ -444,8 +521,15 @@ static int next_size(const struct options *o, rcoll_coll_t coll, size_t cur, int
 }
 
 /* Whether iterations of coll are separated by an untimed barrier. */
+static int skewed_arrival(const struct options *o)
+{
+    return o->mif > 0 || o->late_us > 0;
+}
+
 static int synced(const struct options *o, rcoll_coll_t coll)
 {
+    if (skewed_arrival(o)) /* the seed's benchmark: every iteration starts together */
+        return 1;
     if (!has_data(coll) || o->sync == SYNC_NONE)
         return 0;
     return o->sync == SYNC_ALL || is_rooted(coll);
@@ -800,6 +884,107 @@ static rcoll_status_t rcoll_call(struct bench *b, rcoll_coll_t coll, void *s, vo
     }
 }
 
+/* ------------------------------------------------------------------ arrival skew */
+
+/* A 64-bit mix (splitmix64's finaliser): the delays are a function of (seed, iteration, rank),
+ * so every implementation meets exactly the same arrival pattern. */
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* Uniform in [0, 1) for (seed, iteration, rank, what). */
+static double uniform(const struct options *o, int iter, int rank, unsigned what)
+{
+    uint64_t h = mix64(mix64(mix64(o->seed ^ ((uint64_t)what << 56)) ^ (uint64_t)(unsigned)iter) ^
+                       (uint64_t)(unsigned)rank);
+    return (double)(h >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Whether `rank` is one of the round(F * np) late ranks of iteration `iter`: the ranks with the
+ * smallest keys of that iteration (every rank computes the same set). */
+static int is_late(const struct bench *b, const struct options *o, int iter, int rank)
+{
+    int k = (int)(o->late_frac * b->size + 0.5), before = 0;
+    if (k <= 0)
+        return 0;
+    double mine = uniform(o, iter, rank, 2);
+    for (int r = 0; r < b->size; r++) {
+        double theirs = uniform(o, iter, r, 2);
+        before += theirs < mine || (theirs == mine && r < rank);
+    }
+    return before < k;
+}
+
+/* The delay of `rank` before the call of iteration `iter`, microseconds. */
+static double delay_of(const struct bench *b, const struct options *o, int iter, int rank)
+{
+    double d = 0;
+    if (o->mif > 0)
+        d += o->mif * b->msg_us * uniform(o, iter, rank, 1);
+    if (o->late_us > 0 && is_late(b, o, iter, rank))
+        d += o->late_us;
+    return d;
+}
+
+
+
+/* Seconds on the host's monotonic clock, which every process of the host shares (MPI_Wtime
+ * need not: Open MPI's counts from each process's own start). */
+static double host_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Computes (the core stays busy, as an imbalanced program's would) for `us` microseconds. */
+static void compute_for(double us)
+{
+    if (us <= 0)
+        return;
+    double end = PMPI_Wtime() + us * 1e-6;
+    volatile double x = 1.0;
+    while (PMPI_Wtime() < end)
+        for (int k = 0; k < 64; k++)
+            x = x * 1.0000001 + 1e-9;
+}
+
+/* --mif: the time of one message of m bytes, one way: native ping-pong between ranks 0 and 1,
+ * the fastest of 50 round trips after 10, halved, known to every rank. The fastest, not the
+ * mean: with more ranks than cores the others wait meanwhile, and an MPI that busy-polls
+ * (MPICH) would otherwise measure the scheduler's time slices instead of a message. */
+static double message_time_us(struct bench *b, size_t m)
+{
+    double us = 0;
+    if (b->size > 1 && b->rank <= 1) {
+        int peer = 1 - b->rank, reps = m > BIG_BYTES ? 20 : 50;
+        void *buf = xmalloc(b, m ? m : 1);
+        memset(buf, 0, m ? m : 1);
+        double best = 1e30;
+        for (int i = 0; i < 10 + reps; i++) {
+            double t0 = PMPI_Wtime();
+            if (b->rank == 0) {
+                PMPI_Send(buf, (int)m, MPI_BYTE, peer, 77, b->comm);
+                PMPI_Recv(buf, (int)m, MPI_BYTE, peer, 77, b->comm, MPI_STATUS_IGNORE);
+            } else {
+                PMPI_Recv(buf, (int)m, MPI_BYTE, peer, 77, b->comm, MPI_STATUS_IGNORE);
+                PMPI_Send(buf, (int)m, MPI_BYTE, peer, 77, b->comm);
+            }
+            double t = PMPI_Wtime() - t0;
+            if (i >= 10 && t < best)
+                best = t;
+        }
+        us = best / 2 * 1e6;
+        free(buf);
+    }
+    PMPI_Bcast(&us, 1, MPI_DOUBLE, 0, b->comm);
+    return us;
+}
+
 /* Runs one collective call and returns its duration in seconds; an rcoll error is returned in
  * *st (a native error aborts: MPI_ERRORS_ARE_FATAL, or die here). */
 static double timed_call(struct bench *b, rcoll_coll_t coll, const struct impl *im, void *s, void *r,
@@ -819,7 +1004,7 @@ static double timed_call(struct bench *b, rcoll_coll_t coll, const struct impl *
 
 /* One timed iteration (untimed preparation + timed call + untimed check). Returns its time. */
 static double one_iteration(struct bench *b, const struct options *o, rcoll_coll_t coll,
-                            const struct impl *im, size_t m, int iter, long *errs)
+                            const struct impl *im, size_t m, int iter, long *errs, double *delay)
 {
     const struct layout *l = &b->lay;
     unsigned char *s = b->sendbuf, *r = b->recvbuf;
@@ -833,8 +1018,16 @@ static double one_iteration(struct bench *b, const struct options *o, rcoll_coll
     }
     if (o->check)
         fill_call(b, coll, root, iter, s, r);
+    if (skewed_arrival(o)) {
+        double d = delay_of(b, o, iter, b->rank);
+        compute_for(d);
+        if (delay) {
+            delay[0] = d;
+            delay[1] = host_clock(); /* this rank's arrival */
+        }
+    }
     rcoll_status_t st = RCOLL_OK;
-    double t = timed_call(b, coll, im, s, r, m, root, &st);
+    double t = timed_call(b, coll, im, s, r, m, root, &st); /* from this rank's own arrival */
     if (st != RCOLL_OK)
         die_rcoll(b, coll, m, root, st);
     if (o->check) {
@@ -893,6 +1086,11 @@ static void json_head(const struct bench *b, const struct options *o, rcoll_coll
         json_string(f, im->algo);
     }
     fprintf(f, ",\"sync\":%s", synced(o, coll) ? "true" : "false");
+    if (o->no_reuse)
+        fprintf(f, ",\"no_reuse\":true");
+    if (skewed_arrival(o))
+        fprintf(f, ",\"mif\":%g,\"late_frac\":%g,\"late_us\":%g,\"seed\":%lu", o->mif,
+                o->late_frac, o->late_us, o->seed);
 }
 
 static void write_json(const struct bench *b, const struct options *o, rcoll_coll_t coll,
@@ -900,9 +1098,12 @@ static void write_json(const struct bench *b, const struct options *o, rcoll_col
 {
     FILE *f = b->json;
     json_head(b, o, coll, im, r->algo, r->bytes);
-    fprintf(f,
-            ",\"avg_us\":%.3f,\"min_us\":%.3f,\"max_us\":%.3f,\"iter_max_us\":%.3f,\"iters\":%d}\n",
-            r->avg_us, r->min_us, r->max_us, r->iter_max_us, r->iters);
+    fprintf(f, ",\"avg_us\":%.3f,\"min_us\":%.3f,\"max_us\":%.3f,\"iter_max_us\":%.3f",
+            r->avg_us, r->min_us, r->max_us, r->iter_max_us);
+    if (skewed_arrival(o))
+        fprintf(f, ",\"delay_us\":%.3f,\"msg_us\":%.3f,\"floor_us\":%.3f,\"after_last_us\":%.3f",
+                r->delay_us, r->msg_us, r->floor_max_us, r->after_last_us);
+    fprintf(f, ",\"iters\":%d}\n", r->iters);
     fflush(f);
 }
 
@@ -939,7 +1140,11 @@ static void print_header(const struct bench *b, const struct options *o, rcoll_c
     describe_variant(o, coll, variant, sizeof variant);
     printf("\n# rcoll-bench %s impl=%s algo=%s np=%d ppn=%d%s\n", rcoll_coll_name(coll), im->label,
            algo, b->size, b->ppn, variant);
-    printf("# Size  Avg Latency(us)  Min Latency(us)  Max Latency(us)  Iterations\n");
+    if (skewed_arrival(o))
+        printf("# Size  Avg Latency(us)  Min Latency(us)  Max Latency(us)  Iterations  "
+               "IterMax(us)  Delay(us)  Floor(us)  AfterLast(us)\n");
+    else
+        printf("# Size  Avg Latency(us)  Min Latency(us)  Max Latency(us)  Iterations\n");
 }
 
 /* Prints one impl's rows; a new header starts whenever the resolved algorithm changes. */
@@ -953,8 +1158,12 @@ static void print_block(const struct bench *b, const struct options *o, rcoll_co
             print_header(b, o, coll, im, r->algo);
             cur = r->algo;
         }
-        printf("%-10zu%18.2f%18.2f%18.2f%12d\n", r->bytes, r->avg_us, r->min_us, r->max_us,
+        printf("%-10zu%18.2f%18.2f%18.2f%12d", r->bytes, r->avg_us, r->min_us, r->max_us,
                r->iters);
+        if (skewed_arrival(o))
+            printf("%13.2f%11.2f%11.2f%15.2f", r->iter_max_us, r->delay_us, r->floor_max_us,
+                   r->after_last_us);
+        printf("\n");
     }
     fflush(stdout);
 }
@@ -1119,6 +1328,38 @@ static void reduce_times(struct bench *b, int iters, struct result *res)
     res->iters = iters;
 }
 
+/* With skew, on rank 0, from every rank's arrivals (the host's clock, so arrivals compare
+ * across ranks of one host): the mean injected delay; the Max column's floor (per rank the mean
+ * wait from its own arrival to the last rank's, which no collective can beat; the largest over
+ * ranks); and the mean time from the last rank's arrival to a rank's return (what the
+ * algorithm itself still takes once everyone is there), over ranks and iterations. */
+static void reduce_delays(struct bench *b, int iters, struct result *res)
+{
+    double *mine = b->maxtimes; /* scratch: this rank's arrivals, then gathered by iteration */
+    for (int i = 0; i < iters; i++)
+        mine[i] = b->delays[2 * i + 1];
+    PMPI_Allgather(mine, iters, MPI_DOUBLE, b->arrivals, iters, MPI_DOUBLE, b->comm);
+    double sum[2] = {0, 0}, tot[2] = {0, 0}, floor = 0, mx = 0;
+    for (int i = 0; i < iters; i++) {
+        double last = 0;
+        for (int r = 0; r < b->size; r++)
+            if (r == 0 || b->arrivals[(size_t)r * iters + i] > last)
+                last = b->arrivals[(size_t)r * iters + i];
+        double arrive = b->delays[2 * i + 1];
+        sum[0] += b->delays[2 * i];
+        sum[1] += (arrive + b->times[i] - last) * 1e6;
+        floor += (last - arrive) * 1e6;
+    }
+    sum[0] /= iters;
+    sum[1] /= iters;
+    floor /= iters;
+    PMPI_Reduce(sum, tot, 2, MPI_DOUBLE, MPI_SUM, 0, b->comm);
+    PMPI_Reduce(&floor, &mx, 1, MPI_DOUBLE, MPI_MAX, 0, b->comm);
+    res->delay_us = tot[0] / b->size;
+    res->after_last_us = tot[1] / b->size;
+    res->floor_max_us = mx;
+}
+
 /* Measures one (coll, impl, size) block. Returns 0 with *res filled on rank 0, -1 if skipped
  * or failed (im->failed set). */
 static int measure(struct bench *b, const struct options *o, rcoll_coll_t coll, struct impl *im,
@@ -1135,12 +1376,12 @@ static int measure(struct bench *b, const struct options *o, rcoll_coll_t coll, 
     PMPI_Barrier(b->comm);
     int sync = synced(o, coll);
     for (int i = 0; i < warm; i++) {
-        one_iteration(b, o, coll, im, m, i, &errs);
+        one_iteration(b, o, coll, im, m, i, &errs, NULL);
         if (sync)
             PMPI_Barrier(b->comm);
     }
     for (int i = 0; i < iters; i++) {
-        b->times[i] = one_iteration(b, o, coll, im, m, warm + i, &errs);
+        b->times[i] = one_iteration(b, o, coll, im, m, warm + i, &errs, &b->delays[2 * i]);
         if (sync)
             PMPI_Barrier(b->comm);
     }
@@ -1149,7 +1390,10 @@ static int measure(struct bench *b, const struct options *o, rcoll_coll_t coll, 
     snprintf(res->algo, sizeof res->algo, "%s",
              im->kind == IMPL_NATIVE ? "native" : rcoll_team_last_algorithm(b->team));
     unforce_algorithm(b, coll, im);
+    if (skewed_arrival(o)) /* before reduce_times, whose maxtimes it borrows */
+        reduce_delays(b, iters, res);
     reduce_times(b, iters, res);
+    res->msg_us = b->msg_us;
     if (errs)
         fprintf(stderr, "rcoll-bench rank %d: %ld data errors in %s impl=%s bytes=%zu\n", b->rank,
                 errs, rcoll_coll_name(coll), im->label, m);
@@ -1173,6 +1417,8 @@ static void run_coll(struct bench *b, struct options *o, rcoll_coll_t coll)
     for (int first = 1; next_size(o, coll, bytes, first, &bytes); first = 0) {
         if (set_layout(b, o, coll, bytes))
             die(b, "%s bytes=%zu: counts do not fit in an int", rcoll_coll_name(coll), bytes);
+        if (o->mif > 0)
+            b->msg_us = message_time_us(b, bytes);
         for (int k = 0; k < o->nimpls; k++) {
             struct impl *im = &o->impls[k];
             if ((im->kind == IMPL_RCOLL && !b->team) || im->failed)
@@ -1224,6 +1470,9 @@ static void setup(struct bench *b, const struct options *o)
     int n = o->iters > 1 ? o->iters : 1;
     b->times = xmalloc(b, sizeof(double) * (size_t)n);
     b->maxtimes = xmalloc(b, sizeof(double) * (size_t)n);
+    b->delays = xmalloc(b, 2 * sizeof(double) * (size_t)n);
+    b->arrivals = xmalloc(b, sizeof(double) * (size_t)n * (size_t)b->size);
+    memset(b->delays, 0, 2 * sizeof(double) * (size_t)n);
     if (b->rank == 0 && o->json_path) {
         b->json = fopen(o->json_path, "a");
         if (!b->json)
@@ -1254,6 +1503,8 @@ static void teardown(struct bench *b)
     free(b->sendbuf);
     free(b->recvbuf);
     free(b->times);
+    free(b->delays);
+    free(b->arrivals);
     free(b->maxtimes);
 }
 
@@ -1268,8 +1519,15 @@ static void print_preamble(const struct bench *b, const struct options *o)
         printf(" root=rotate");
     else
         printf(" root=%d", o->root);
-    printf(" counts=%s sync=%s impls=", o->skewed ? "skewed" : "equal",
-           o->sync == SYNC_ALL ? "all" : o->sync == SYNC_NONE ? "none" : "rooted");
+    printf(" counts=%s sync=%s", o->skewed ? "skewed" : "equal",
+           skewed_arrival(o) ? "all" : o->sync == SYNC_ALL ? "all" : o->sync == SYNC_NONE ? "none" : "rooted");
+    if (o->mif > 0)
+        printf(" mif=%g", o->mif);
+    if (o->late_us > 0)
+        printf(" late-frac=%g late-us=%g", o->late_frac, o->late_us);
+    if (skewed_arrival(o))
+        printf(" seed=%lu", o->seed);
+    printf(" impls=");
     for (int k = 0; k < o->nimpls; k++)
         printf("%s%s", k ? "," : "", o->impls[k].label);
     printf("\n");

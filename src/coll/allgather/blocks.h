@@ -35,4 +35,7 @@ rcoll_status_t ag_recv(rcoll_args_t *a, int source, unsigned step, const ag_rang
 rcoll_status_t ag_exchange(rcoll_args_t *a, int to, int from, unsigned step, const ag_ranges_t *out,
                            const ag_ranges_t *in, int allow_inline);
 
+/* Direct with the peers served in rank order (allgather/direct.c; direct_fixed runs it). */
+rcoll_status_t ag_direct_fixed_order(rcoll_args_t *a);
+
 #endif

@@ -48,7 +48,40 @@ static int sweep(rcoll_args_t *a, pending_t *out, pending_t *in, rcoll_msg_proto
     return done;
 }
 
-static rcoll_status_t allgather_direct(rcoll_args_t *a)
+/* Fixed order (the seed's non-PAP baseline): the writes in turn to (r+1), (r+2), ..., each
+ * waiting for its receiver (single copy needs its advertised buffer), and only then the blocks
+ * in turn from (r-1), (r-2), ...: one late peer holds up everything after it. Returns the number
+ * of things done, or a negative status; `wait` is the event the first pending item needs. */
+static int ordered_pass(rcoll_args_t *a, pending_t *out, pending_t *in, rcoll_msg_proto_t proto,
+                        rcoll_event_t *wait)
+{
+    int done = 0;
+    ag_ranges_t mine = ag_one_block(a->rank);
+    while (out->count) {
+        *wait = rcoll_ev_arrival(out->peers[0], a->seq);
+        if (proto == RCOLL_MSG_ZCOPY && !a->tl->ops->test(a->tl, wait))
+            return done;
+        rcoll_status_t st = ag_send(a, out->peers[0], 0, &mine, 1);
+        if (st != RCOLL_OK)
+            return st;
+        out->peers++;
+        out->count--;
+        done++;
+    }
+    while (in->count) {
+        *wait = rcoll_ev_signal(in->peers[0], a->seq, 0);
+        if (!a->tl->ops->test(a->tl, wait))
+            return done;
+        ag_ranges_t theirs = ag_one_block(in->peers[0]);
+        ag_finish_recv(a, in->peers[0], &theirs, 1);
+        in->peers++;
+        in->count--;
+        done++;
+    }
+    return done;
+}
+
+static rcoll_status_t direct_run(rcoll_args_t *a, bool in_order)
 {
     int *peers = a->team->scratch;
     pending_t out = {peers, a->size - 1}, in = {peers + a->size, a->size - 1};
@@ -61,7 +94,8 @@ static rcoll_status_t allgather_direct(rcoll_args_t *a)
     rcoll_waiter_start(&w, &a->team->wait);
     rcoll_status_t st = RCOLL_OK;
     while (out.count + in.count > 0) {
-        int done = sweep(a, &out, &in, proto);
+        rcoll_event_t ev;
+        int done = in_order ? ordered_pass(a, &out, &in, proto, &ev) : sweep(a, &out, &in, proto);
         if (done < 0) {
             st = (rcoll_status_t)done;
             break;
@@ -69,12 +103,23 @@ static rcoll_status_t allgather_direct(rcoll_args_t *a)
         if (done > 0)
             continue;
         /* Nothing was ready: pause on the first thing we cannot finish without. */
-        rcoll_event_t ev = out.count ? rcoll_ev_arrival(out.peers[0], a->seq)
-                                     : rcoll_ev_signal(in.peers[0], a->seq, 0);
+        if (!in_order)
+            ev = out.count ? rcoll_ev_arrival(out.peers[0], a->seq)
+                           : rcoll_ev_signal(in.peers[0], a->seq, 0);
         if ((st = a->tl->ops->pause(a->tl, &w, &ev)) != RCOLL_OK)
             break;
     }
     return st;
+}
+
+static rcoll_status_t allgather_direct(rcoll_args_t *a)
+{
+    return direct_run(a, false);
+}
+
+rcoll_status_t ag_direct_fixed_order(rcoll_args_t *a)
+{
+    return direct_run(a, true);
 }
 
 /* Cost model: one step, every rank writes its block to every other. */

@@ -97,6 +97,8 @@ static int sweep_writes(a2a_sweep_t *s, rcoll_event_t *wait, bool *waiting)
             if (!*waiting)
                 *wait = ev;
             *waiting = true;
+            if (s->in_order)
+                break;
             continue;
         }
         rcoll_status_t st = s->send(s, peer);
@@ -112,6 +114,8 @@ static int sweep_writes(a2a_sweep_t *s, rcoll_event_t *wait, bool *waiting)
 static int sweep_reads(a2a_sweep_t *s, rcoll_event_t *wait, bool *waiting)
 {
     int n = s->a->size, done = 0;
+    if (s->in_order && s->out_left)
+        return 0;
     for (int d = s->in_first; d < n && s->in_left; d++) {
         if (!s->in[d])
             continue;
@@ -121,6 +125,8 @@ static int sweep_reads(a2a_sweep_t *s, rcoll_event_t *wait, bool *waiting)
             if (!*waiting)
                 *wait = ev;
             *waiting = true;
+            if (s->in_order)
+                break;
             continue;
         }
         s->finish(s, source);

@@ -41,6 +41,8 @@ struct a2a_sweep {
                     * has come in (the seed's k writes in flight); 0: all writes at once */
     int *out, *in; /* per distance d = 1..size-1: the write to rank+d / the block from rank-d is
                     * still pending (set by the caller before a2a_sweep_start) */
+    bool in_order; /* the non-PAP baseline: writes strictly by distance, each waiting for its
+                    * receiver, then the blocks strictly by distance (alltoall/direct_fixed.c) */
     int out_left, in_left, in_first;
     rcoll_msg_proto_t proto; /* for the default callbacks (alltoall blocks) */
     /* May the write to `peer` start now? If not, `*wait` is the event it needs. */

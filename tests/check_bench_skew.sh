@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# rcoll-bench's arrival skew (--mif, --late-frac/--late-us): at np=4 under Open MPI, every
+# iteration's data checked (-c) for native, rcoll and the fixed-order Direct baseline, and the
+# JSON fields checked: with --late-frac 0.5 --late-us 400 exactly 2 of the 4 ranks are late in
+# every iteration, so the mean injected delay is 200 us, the Max column's floor (the wait for
+# the last arrival) is near 400 us on the ranks that are not late, and no time is below it;
+# then --mif 8 alone (delays from 0 to 8 message times). Usage: check_bench_skew.sh BUILD_DIR
+set -eu
+BUILD=$(cd "$1" && pwd)
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/rcoll-bench-skew.XXXXXX")
+trap 'rm -rf "$OUT"' EXIT
+run() {
+    timeout $((120 * ${RCOLL_TEST_TIMEOUT_SCALE:-4})) mpirun --allow-run-as-root --oversubscribe \
+        --bind-to none -np 4 "$BUILD/rcoll-bench" --coll allgather,alltoall \
+        --impl native,rcoll,rcoll:direct_fixed -c -i 15 -x 2 --json "$OUT/$1.jsonl" "${@:2}" \
+        >"$OUT/$1.txt" 2>&1 || { cat "$OUT/$1.txt"; echo "FAIL: rcoll-bench $*"; exit 1; }
+}
+run late -m 1:16K --late-frac 0.5 --late-us 400 --seed 7
+run mif -m 1K:64K --mif 8
+python3 - "$OUT" <<'PY'
+import json, sys
+out = sys.argv[1]
+def rows(name):
+    return [json.loads(l) for l in open(f"{out}/{name}.jsonl")]
+bad = []
+late = rows("late")
+if len(late) != 2 * 15 * 3:
+    bad.append(f"late: {len(late)} records, expected 90")
+for r in late:
+    what = f"late {r['coll']} {r['impl']} {r.get('forced_algo', '')} {r['bytes']}"
+    if "error" in r:
+        bad.append(f"{what}: {r['error']}")
+        continue
+    if abs(r["delay_us"] - 200.0) > 1e-6 or r["late_us"] != 400 or r["late_frac"] != 0.5:
+        bad.append(f"{what}: delay_us {r['delay_us']} (expected 200 exactly)")
+    if not 300 <= r["floor_us"] <= 4000:
+        bad.append(f"{what}: floor_us {r['floor_us']} (expected about 400)")
+    if r["max_us"] + 1 < r["floor_us"]:
+        bad.append(f"{what}: max_us {r['max_us']} below its floor {r['floor_us']}")
+    if r["after_last_us"] < -50:
+        bad.append(f"{what}: after_last_us {r['after_last_us']} (the host clock is not shared?)")
+mif = rows("mif")
+for r in mif:
+    what = f"mif {r['coll']} {r['impl']} {r['bytes']}"
+    if "error" in r:
+        bad.append(f"{what}: {r['error']}")
+    elif not (r["msg_us"] > 0 and 0 < r["delay_us"] <= 8 * r["msg_us"]):
+        bad.append(f"{what}: msg_us {r['msg_us']} delay_us {r['delay_us']}")
+print("\n".join(bad) if bad else f"ok: {len(late)} + {len(mif)} skewed measurements")
+sys.exit(1 if bad else 0)
+PY

@@ -176,9 +176,9 @@ static void usage(FILE *f)
         "                   and four columns follow: IterMax (mean over iterations of the\n"
         "                   slowest rank's time), Delay (mean injected delay), Floor (the Max\n"
         "                   column's floor: per rank, the mean wait from its arrival to the last\n"
-        "                   rank's, which no collective can beat; the largest over ranks) and\n"
-        "                   AfterLast (mean time from the last rank's arrival to a rank's\n"
-        "                   return: what the algorithm itself takes). Arrivals are compared on\n"
+        "                   arrival its result depends on, which no algorithm can beat; the\n"
+        "                   largest over ranks) and AfterLast (mean time from that arrival to a\n"
+        "                   rank's return: what the algorithm itself takes). Arrivals are on\n"
         "                   the host's monotonic clock: one host (emulated nodes, not real ones)\n"
         "  --json FILE      rank 0 appends one JSON object per (coll, impl, size) to FILE; a\n"
         "                   failed check writes an object with an \"error\" key instead\n"
@@ -1328,12 +1328,26 @@ static void reduce_times(struct bench *b, int iters, struct result *res)
     res->iters = iters;
 }
 
+/* Whether this rank's call cannot return before `peer` has arrived (its result needs that
+ * rank's data or, for barrier, its arrival): every rank for the all-to-all kinds; the root
+ * for those that fan out from it; a fan-in's root needs every rank, the others no one. */
+static int depends_on(const struct bench *b, rcoll_coll_t coll, int root, int peer)
+{
+    const rcoll_coll_info_t *c = rcoll_coll_info(coll);
+    if (!c->rooted)
+        return 1;
+    if (c->recv.blocks == RCOLL_BLOCKS_ONE) /* bcast, scatter(v): the root's data */
+        return b->rank != root && peer == root;
+    return b->rank == root;                 /* gather(v) */
+}
+
 /* With skew, on rank 0, from every rank's arrivals (the host's clock, so arrivals compare
  * across ranks of one host): the mean injected delay; the Max column's floor (per rank the mean
- * wait from its own arrival to the last rank's, which no collective can beat; the largest over
- * ranks); and the mean time from the last rank's arrival to a rank's return (what the
- * algorithm itself still takes once everyone is there), over ranks and iterations. */
-static void reduce_delays(struct bench *b, int iters, struct result *res)
+ * wait from its own arrival to the last arrival its result depends on, which no algorithm can
+ * beat; the largest over ranks); and the mean time from that arrival to a rank's return (what
+ * the algorithm itself still takes once its inputs are there), over ranks and iterations. */
+static void reduce_delays(struct bench *b, const struct options *o, rcoll_coll_t coll, int warm,
+                          int iters, struct result *res)
 {
     double *mine = b->maxtimes; /* scratch: this rank's arrivals, then gathered by iteration */
     for (int i = 0; i < iters; i++)
@@ -1341,11 +1355,11 @@ static void reduce_delays(struct bench *b, int iters, struct result *res)
     PMPI_Allgather(mine, iters, MPI_DOUBLE, b->arrivals, iters, MPI_DOUBLE, b->comm);
     double sum[2] = {0, 0}, tot[2] = {0, 0}, floor = 0, mx = 0;
     for (int i = 0; i < iters; i++) {
-        double last = 0;
+        double arrive = b->delays[2 * i + 1], last = arrive;
+        int root = root_of(b, o, coll, warm + i);
         for (int r = 0; r < b->size; r++)
-            if (r == 0 || b->arrivals[(size_t)r * iters + i] > last)
+            if (depends_on(b, coll, root, r) && b->arrivals[(size_t)r * iters + i] > last)
                 last = b->arrivals[(size_t)r * iters + i];
-        double arrive = b->delays[2 * i + 1];
         sum[0] += b->delays[2 * i];
         sum[1] += (arrive + b->times[i] - last) * 1e6;
         floor += (last - arrive) * 1e6;
@@ -1391,7 +1405,7 @@ static int measure(struct bench *b, const struct options *o, rcoll_coll_t coll, 
              im->kind == IMPL_NATIVE ? "native" : rcoll_team_last_algorithm(b->team));
     unforce_algorithm(b, coll, im);
     if (skewed_arrival(o)) /* before reduce_times, whose maxtimes it borrows */
-        reduce_delays(b, iters, res);
+        reduce_delays(b, o, coll, warm, iters, res);
     reduce_times(b, iters, res);
     res->msg_us = b->msg_us;
     if (errs)

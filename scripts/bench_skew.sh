@@ -8,7 +8,7 @@
 #   node-aware non-PAP forms (hier_gather_bcast, hier_aggregate), PAP Shm-Direct (hier_pap),
 #   Direct and fixed-order Direct;
 #   one node, np=4, barrier and bcast with 1 of 4 ranks 200 us late (--late-frac 0.25
-#   --late-us 200) and with --mif 32: every algorithm.
+#   --late-us 200) and with --mif 32, and on 2x2 nodes with the late rank: every algorithm.
 # Writes OUT/<case>-run<k>.jsonl; `python3 scripts/skew_table.py OUT` prints the tables.
 # Usage: scripts/bench_skew.sh [BUILD_DIR (build)] [OUT_DIR (skew-bench)]
 set -euo pipefail
@@ -42,6 +42,9 @@ for ((k = 1; k <= runs; k++)); do
     one barrier-bcast-late "${ompi[@]}" -np 4 "$build/rcoll-bench" --coll barrier,bcast \
         --impl "native,rcoll,$(algos barrier),$(algos bcast)" -m 1:65536 --late-frac 0.25 \
         --late-us 200 -i 300 -x 20
+    one nodes2x2-barrier-bcast-late "${tcp[@]}" -np 4 -x RCOLL_PPN=2 "$build/rcoll-bench" \
+        --coll barrier,bcast --impl "native,rcoll,$(algos barrier),$(algos bcast)" -m 1:65536 \
+        --late-frac 0.25 --late-us 200 -i 300 -x 20
     one barrier-bcast-mif "${ompi[@]}" -np 4 "$build/rcoll-bench" --coll barrier,bcast \
         --impl "native,rcoll,$(algos barrier),$(algos bcast)" -m 1:65536 --mif 32 -i 300 -x 20
 done

@@ -76,6 +76,7 @@ extern const rcoll_algo_t rcoll_barrier_pairwise_exchange;
 extern const rcoll_algo_t rcoll_barrier_dissemination;
 extern const rcoll_algo_t rcoll_barrier_gather_release;
 extern const rcoll_algo_t rcoll_barrier_flat_arrival;
+extern const rcoll_algo_t rcoll_barrier_node_arrival;
 extern const rcoll_algo_t rcoll_barrier_hier;
 extern const rcoll_algo_t rcoll_allgather_recursive_doubling;
 extern const rcoll_algo_t rcoll_allgather_ring;

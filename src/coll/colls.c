@@ -9,7 +9,7 @@
  * the valid ones). */
 static const rcoll_algo_t *const barrier_algos[] = {
     &rcoll_barrier_dissemination, &rcoll_barrier_pairwise_exchange, &rcoll_barrier_gather_release,
-    &rcoll_barrier_flat_arrival, &rcoll_barrier_hier, NULL};
+    &rcoll_barrier_flat_arrival, &rcoll_barrier_node_arrival, &rcoll_barrier_hier, NULL};
 static const rcoll_algo_t *const allgather_algos[] = {
     &rcoll_allgather_recursive_doubling, &rcoll_allgather_ring, &rcoll_allgather_bruck,
     &rcoll_allgather_direct, &rcoll_allgather_direct_read, &rcoll_allgather_direct_fixed,

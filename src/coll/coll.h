@@ -12,7 +12,7 @@
  * checked the arguments, copied this rank's own block to where it belongs (so an algorithm never
  * moves data to itself), turned in-place alltoall(v) into a copy of the send data, and skipped
  * calls every rank knows to be empty. */
-typedef struct {
+typedef struct rcoll_args {
     struct rcoll_team *team;
     rcoll_tl_t *tl;
     uint64_t seq;

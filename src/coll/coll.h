@@ -66,6 +66,10 @@ typedef struct rcoll_algo {
     /* A node-aware composition (core/hier.h): ordinary calls on the team's sub-teams, each
      * with its own sequence number, so the team itself takes none and enters no transport. */
     bool composed;
+    /* Runs only where it is named (RCOLL_TUNE, RCOLL_<COLL>_ALGO, rcoll_team_force_algorithm):
+     * an algorithm on trial. The cost model prices it (rcoll-info --explain shows the
+     * prediction) but never picks it, and calibration does not time it. */
+    bool by_name;
     /* The cost model's predicted time of a call (coll/cost.h), microseconds; NULL where the
      * model has no formula for it (then it is never the model's pick). */
     double (*cost)(const rcoll_cost_in_t *in);

@@ -18,9 +18,10 @@
  * local rank's P m out of it.
  * When it wins: leaders that arrive at different times (the seed: up to 1 KB at MIF 32 on 4x4),
  * where hier_gather_bcast's leaders' allgather and node bcast wait for the last leader before
- * any rank gets a block. Without skew it costs about what hier_gather_bcast costs where the
- * leaders' allgather there is direct; recursive doubling's log2 N messages per leader win on
- * many nodes. Not chosen by default (it runs by name): docs/algorithms.md. */
+ * any rank gets a block. Without skew it costs about what hier_gather_bcast costs on 2 nodes;
+ * on more, the Direct's N(N-1) messages among the leaders lose to the fewer of the leaders'
+ * algorithm there at small blocks (4x2: 1.1-1.5x up to 8 KB). Not chosen by default (it runs by
+ * name): docs/algorithms.md. */
 #include "coll/hier_pap.h"
 
 static rcoll_status_t allgather_hier_pap(rcoll_args_t *a)

@@ -18,8 +18,10 @@
  * leaders' alltoallv). Copies on a node: the leader packs L P m and copies (L-1) P m into its
  * outbox; each local rank copies its P m out.
  * When it wins: small blocks on teams spanning nodes where leaders arrive at different times
- * (the seed: up to 256 B at MIF 32 on 4x4); without skew about hier_aggregate's cost, one
- * unpack pass less. Not chosen by default (it runs by name): docs/algorithms.md. */
+ * (the seed: up to 256 B at MIF 32 on 4x4); without skew about hier_aggregate's cost on 2
+ * nodes (less from 16 KB: no unpack pass), 1.2-1.3x at tiny blocks on 4 nodes of 2 (the
+ * Direct's messages among the leaders). Not chosen by default (it runs by name):
+ * docs/algorithms.md. */
 #include <string.h>
 
 #include "coll/hier_pap.h"

@@ -12,7 +12,7 @@
  * checked the arguments, copied this rank's own block to where it belongs (so an algorithm never
  * moves data to itself), turned in-place alltoall(v) into a copy of the send data, and skipped
  * calls every rank knows to be empty. */
-typedef struct {
+typedef struct rcoll_args {
     struct rcoll_team *team;
     rcoll_tl_t *tl;
     uint64_t seq;
@@ -66,6 +66,10 @@ typedef struct rcoll_algo {
     /* A node-aware composition (core/hier.h): ordinary calls on the team's sub-teams, each
      * with its own sequence number, so the team itself takes none and enters no transport. */
     bool composed;
+    /* Runs only where it is named (RCOLL_TUNE, RCOLL_<COLL>_ALGO, rcoll_team_force_algorithm):
+     * an algorithm on trial. The cost model prices it (rcoll-info --explain shows the
+     * prediction) but never picks it, and calibration does not time it. */
+    bool by_name;
     /* The cost model's predicted time of a call (coll/cost.h), microseconds; NULL where the
      * model has no formula for it (then it is never the model's pick). */
     double (*cost)(const rcoll_cost_in_t *in);
@@ -89,6 +93,7 @@ extern const rcoll_algo_t rcoll_allgather_hier_gather_bcast;
 extern const rcoll_algo_t rcoll_allgather_hier_multi_leader;
 extern const rcoll_algo_t rcoll_allgather_hier_multi_group;
 extern const rcoll_algo_t rcoll_allgather_hier_multi_gather;
+extern const rcoll_algo_t rcoll_allgather_hier_pap;
 extern const rcoll_algo_t rcoll_alltoall_direct;
 extern const rcoll_algo_t rcoll_alltoall_direct_read;
 extern const rcoll_algo_t rcoll_alltoall_direct_fixed;
@@ -98,6 +103,7 @@ extern const rcoll_algo_t rcoll_alltoall_standard_exchange;
 extern const rcoll_algo_t rcoll_alltoall_gather_scatter;
 extern const rcoll_algo_t rcoll_alltoall_hier_aggregate;
 extern const rcoll_algo_t rcoll_alltoall_hier_multi_leader;
+extern const rcoll_algo_t rcoll_alltoall_hier_pap;
 extern const rcoll_algo_t rcoll_bcast_knomial;
 extern const rcoll_algo_t rcoll_bcast_scatter_allgather;
 extern const rcoll_algo_t rcoll_bcast_direct_read;

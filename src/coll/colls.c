@@ -15,12 +15,14 @@ static const rcoll_algo_t *const allgather_algos[] = {
     &rcoll_allgather_direct, &rcoll_allgather_direct_read, &rcoll_allgather_direct_fixed,
     &rcoll_allgather_gather_bcast,
     &rcoll_allgather_hier_gather_bcast, &rcoll_allgather_hier_multi_leader,
-    &rcoll_allgather_hier_multi_group, &rcoll_allgather_hier_multi_gather, NULL};
+    &rcoll_allgather_hier_multi_group, &rcoll_allgather_hier_multi_gather,
+    &rcoll_allgather_hier_pap, NULL};
 static const rcoll_algo_t *const alltoall_algos[] = {
     &rcoll_alltoall_direct, &rcoll_alltoall_direct_read, &rcoll_alltoall_direct_fixed,
     &rcoll_alltoall_pairwise,
     &rcoll_alltoall_bruck, &rcoll_alltoall_standard_exchange, &rcoll_alltoall_gather_scatter,
-    &rcoll_alltoall_hier_aggregate, &rcoll_alltoall_hier_multi_leader, NULL};
+    &rcoll_alltoall_hier_aggregate, &rcoll_alltoall_hier_multi_leader, &rcoll_alltoall_hier_pap,
+    NULL};
 static const rcoll_algo_t *const bcast_algos[] = {
     &rcoll_bcast_direct_read, &rcoll_bcast_knomial, &rcoll_bcast_scatter_allgather,
     &rcoll_bcast_hier, NULL};

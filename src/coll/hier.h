@@ -230,6 +230,33 @@ static inline bool rcoll_hier_v_begin(const rcoll_args_t *a, rcoll_hier_t *h, co
     return true;
 }
 
+/* ---- a composed algorithm's own call on a sub-team (core/team.h: bind, open, close) ----
+ * Instead of an ordinary sub-call, a composed algorithm may run a call of its own on a
+ * sub-team: rcoll_hier_open binds `a` to `sub` for a call of `algo`'s collective of `bytes`,
+ * takes the sub-team's next sequence number and enters its transport advertising `target`
+ * (`target_bytes`; NULL: nothing for single copies or reads); the algorithm then moves data
+ * with the transport operations of `a` as a flat algorithm does (a->tl, a->seq), and
+ * rcoll_hier_close ends the call (the sizes check, leave), whatever open returned. A rank may
+ * hold a call on its node team and one on its group team open at once and make progress on
+ * both (hier_pap); every rank of a sub-team opens its calls there in the same order, and
+ * makes no other call on that sub-team until it has closed the one it opened. */
+static inline rcoll_status_t rcoll_hier_open(struct rcoll_team *sub, const rcoll_algo_t *algo,
+                                             rcoll_args_t *a, size_t bytes, void *target,
+                                             size_t target_bytes)
+{
+    memset(a, 0, sizeof *a);
+    a->bytes = bytes;
+    a->target = target;
+    a->target_bytes = target ? target_bytes : 0;
+    rcoll_team_bind(sub, algo->coll, a);
+    return rcoll_team_open(sub, algo, a);
+}
+
+static inline rcoll_status_t rcoll_hier_close(rcoll_args_t *a, rcoll_status_t st)
+{
+    return rcoll_team_close(a->team, a, st);
+}
+
 /* Goes on after a sub-call (see rcoll_hier_step); `first` keeps the first error. */
 #define HIER_STEP(a, sub, call, first)                                                          \
     do {                                                                                         \

@@ -245,8 +245,9 @@ static rcoll_status_t sample_team(struct rcoll_team *t, fit_t *f, unsigned char 
         const struct rcoll_algo *before = t->forced[colls[c]];
         for (int a = 0; ci->algos[a] && st == RCOLL_OK; a++) {
             const struct rcoll_algo *al = ci->algos[a];
-            if (rcoll_model_predict(&t->ctx->cfg, al, 8, t->size, t->ppn_max, t->select_cores, 1) < 0)
-                continue; /* no formula, or never across nodes */
+            if (al->by_name ||
+                rcoll_model_predict(&t->ctx->cfg, al, 8, t->size, t->ppn_max, t->select_cores, 1) < 0)
+                continue; /* on trial, no formula, or never across nodes */
             for (size_t k = 0; k < (c ? 3u : 1u) && f->n < FIT_MAX && st == RCOLL_OK; k++) {
                 t->forced[colls[c]] = al;
                 size_t m = sizes[k];

@@ -615,19 +615,45 @@ static rcoll_status_t check_sizes(struct rcoll_team *t, const rcoll_args_t *a)
     return RCOLL_OK;
 }
 
-rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *args)
+void rcoll_team_bind(struct rcoll_team *t, rcoll_coll_t coll, rcoll_args_t *a)
 {
-    rcoll_args_t *a = args;
+    const rcoll_coll_info_t *c = rcoll_coll_info(coll);
     a->team = t;
     a->tl = t->tl;
     a->rank = t->rank;
     a->size = t->size;
-    const rcoll_coll_info_t *c = rcoll_coll_info(coll);
     if (!a->target) {
         a->target = a->recvbuf;
         a->target_bytes = receive_extent(c, a);
     }
     t->coll = c->name;
+}
+
+rcoll_status_t rcoll_team_open(struct rcoll_team *t, const rcoll_algo_t *algo, rcoll_args_t *a)
+{
+    t->last_algo = algo->name;
+    a->seq = ++t->seq;
+    /* A rank that cannot prepare (out of memory) does not arrive: its peers get a timeout
+     * naming it rather than writing into a buffer it does not have. */
+    rcoll_status_t st = algo->prepare ? algo->prepare(a) : RCOLL_OK;
+    if (st == RCOLL_OK)
+        st = t->tl->ops->enter(t->tl, a->seq, a->target, a->target_bytes);
+    return st;
+}
+
+rcoll_status_t rcoll_team_close(struct rcoll_team *t, rcoll_args_t *a, rcoll_status_t st)
+{
+    if (st == RCOLL_OK)
+        st = check_sizes(t, a);
+    rcoll_status_t left = t->tl->ops->leave(t->tl, a->seq);
+    return st != RCOLL_OK ? st : left;
+}
+
+rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *args)
+{
+    rcoll_args_t *a = args;
+    const rcoll_coll_info_t *c = rcoll_coll_info(coll);
+    rcoll_team_bind(t, coll, a);
     size_t key = selection_key(c, a);
     bool log = t->ctx->cfg.log_level >= RCOLL_LOG_INFO;
     char why[1024];
@@ -644,28 +670,24 @@ rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *arg
     const rcoll_algo_t *algo = rcoll_fallback(chosen, a, &not_for);
     if (a->idle && !algo->composed) /* its peers expect nothing of it (a composed one runs) */
         return rcoll_team_pass(t);
-    t->last_algo = algo->name;
-    a->seq = algo->composed ? t->seq : ++t->seq;
+    /* The call's number: a flat algorithm's, taken when it opens (a composed one takes none). */
+    uint64_t number = algo->composed ? t->seq : t->seq + 1;
     if (log && not_for)
         rcoll_log(t->ctx, RCOLL_LOG_INFO, "%s #%llu rank %d/%d bytes=%zu: algorithm %s (fallback of "
-                  "%s, which does not apply: %s; %s: %s)", c->name, (unsigned long long)t->seq,
+                  "%s, which does not apply: %s; %s: %s)", c->name, (unsigned long long)number,
                   t->rank, t->size, key, algo->name, chosen->name, not_for, chosen->name, why);
     else if (log)
         rcoll_log(t->ctx, RCOLL_LOG_INFO, "%s #%llu rank %d/%d bytes=%zu: algorithm %s (%s)",
-                  c->name, (unsigned long long)t->seq, t->rank, t->size, key, algo->name, why);
-    if (algo->composed) /* calls on the sub-teams, which number and check their own */
+                  c->name, (unsigned long long)number, t->rank, t->size, key, algo->name, why);
+    if (algo->composed) { /* calls on the sub-teams, which number and check their own */
+        t->last_algo = algo->name;
+        a->seq = t->seq;
         return algo->run(a);
-    /* A rank that cannot prepare (out of memory) does not arrive: its peers get a timeout
-     * naming it rather than writing into a buffer it does not have. */
-    rcoll_status_t st = algo->prepare ? algo->prepare(a) : RCOLL_OK;
-    if (st == RCOLL_OK)
-        st = t->tl->ops->enter(t->tl, a->seq, a->target, a->target_bytes);
+    }
+    rcoll_status_t st = rcoll_team_open(t, algo, a);
     if (st == RCOLL_OK)
         st = algo->run(a);
-    if (st == RCOLL_OK)
-        st = check_sizes(t, a);
-    rcoll_status_t left = t->tl->ops->leave(t->tl, a->seq);
-    return st != RCOLL_OK ? st : left;
+    return rcoll_team_close(t, a, st);
 }
 
 rcoll_status_t rcoll_team_pass(struct rcoll_team *t)

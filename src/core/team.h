@@ -91,9 +91,29 @@ rcoll_status_t rcoll_team_create_sub(rcoll_context_t *ctx, const rcoll_oob_t *oo
 int rcoll_team_node_share(const struct rcoll_team *t);
 
 /* Runs one collective: takes the next sequence number, chooses the algorithm for `bytes`,
- * calls its prepare, enters the transport, runs it and leaves. */
+ * calls its prepare, enters the transport, runs it and leaves (rcoll_team_bind, _open and
+ * _close below). */
 struct rcoll_args;
 rcoll_status_t rcoll_team_run(struct rcoll_team *team, rcoll_coll_t coll, void *args);
+
+/* The frame of one call on a team, in three parts. rcoll_team_run uses them for every flat
+ * algorithm; a composed algorithm uses them to run a call of its own on a sub-team instead of
+ * an ordinary sub-call (e.g. a node leader inside a call on the group team and one on the node
+ * team at once, making progress on both: coll/hier.h rcoll_hier_open).
+ * - bind: `a` belongs to `team` for a call of `coll` (team, transport, rank, size), names the
+ *   collective in the team's messages, and sets the target peers write into (put_user) or read
+ *   from (get_user) -- the receive buffer, over the bytes the collective receives there --
+ *   unless the caller set a->target (and a->target_bytes) already.
+ * - open: takes the team's next sequence number (a->seq), names `algo` as what runs, calls its
+ *   prepare, then enters the transport advertising a->target. Every rank of the team opens
+ *   its calls in the same order; nothing else may run on the team until the call is closed.
+ * - close: after the call's work ended with `st`: the sizes check (an erroneous program's sizes
+ *   that differ between ranks, found by receivers or single copies), then leaves the
+ *   transport. Always called once open was, whatever open returned; returns the first error. */
+void rcoll_team_bind(struct rcoll_team *team, rcoll_coll_t coll, struct rcoll_args *a);
+rcoll_status_t rcoll_team_open(struct rcoll_team *team, const struct rcoll_algo *algo,
+                               struct rcoll_args *a);
+rcoll_status_t rcoll_team_close(struct rcoll_team *team, struct rcoll_args *a, rcoll_status_t st);
 /* A call every rank knows to be empty (a team of one, zero bytes where all ranks name the same
  * size): returns at once, taking no sequence number (every rank skips it alike). */
 rcoll_status_t rcoll_team_skip(struct rcoll_team *team);

@@ -40,7 +40,7 @@ static double cheapest(const rcoll_cost_in_t *in, rcoll_coll_t coll)
     double best = -1;
     for (int i = 0; c->algos[i]; i++) {
         const rcoll_algo_t *a = c->algos[i];
-        if (!a->cost || a->composed)
+        if (!a->cost || a->composed || a->by_name)
             continue;
         double t = a->cost(in);
         if (t >= 0 && (best < 0 || t < best))
@@ -89,7 +89,7 @@ bool rcoll_model_decides(rcoll_coll_t coll, int size, int ppn)
         return false;
     const rcoll_coll_info_t *c = rcoll_coll_info(coll);
     for (int i = 0; c && c->algos[i]; i++)
-        if (c->algos[i]->composed && c->algos[i]->cost)
+        if (c->algos[i]->composed && c->algos[i]->cost && !c->algos[i]->by_name)
             return true; /* (a composed one without a formula, as the v-forms': the rules) */
     return false;
 }
@@ -112,7 +112,8 @@ const rcoll_algo_t *rcoll_model_pick(const rcoll_config_t *cfg, rcoll_coll_t col
     int best = -1, n = 0;
     for (int i = 0; c->algos[i] && i < 32; i++, n++) {
         t[i] = predict(c->algos[i], &s.in);
-        if (t[i] >= 0 && (best < 0 || t[i] < t[best]))
+        /* (one on trial is priced, shown below, never picked: coll.h by_name) */
+        if (t[i] >= 0 && !c->algos[i]->by_name && (best < 0 || t[i] < t[best]))
             best = i;
     }
     if (best < 0)
@@ -127,7 +128,8 @@ const rcoll_algo_t *rcoll_model_pick(const rcoll_config_t *cfg, rcoll_coll_t col
             if (i == best)
                 continue;
             if (t[i] >= 0)
-                used += (size_t)snprintf(why + used, why_len - used, ", %s %.1f", name, t[i]);
+                used += (size_t)snprintf(why + used, why_len - used, ", %s %.1f%s", name, t[i],
+                                         c->algos[i]->by_name ? " (by name only)" : "");
             else
                 used += (size_t)snprintf(why + used, why_len - used, ", %s (%s)", name,
                                          c->algos[i]->cost ? "never across nodes" : "no formula");

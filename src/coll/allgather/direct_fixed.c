@@ -15,5 +15,6 @@ const rcoll_algo_t rcoll_allgather_direct_fixed = {
     .name = "direct_fixed",
     .coll = RCOLL_COLL_ALLGATHER,
     .summary = "[qian-phd] 6.4 non-PAP baseline: Direct with peers served in rank order",
-    .run = ag_direct_fixed_order, /* no cost model: never the model's pick */
+    .run = ag_direct_fixed_order,
+    .by_name = true, /* a baseline: never the rules' or the model's pick */
 };

@@ -27,5 +27,6 @@ const rcoll_algo_t rcoll_alltoall_direct_fixed = {
     .name = "direct_fixed",
     .coll = RCOLL_COLL_ALLTOALL,
     .summary = "[qian-phd] 6.4 non-PAP baseline: Direct with peers served in rank order",
-    .run = alltoall_direct_fixed, /* no cost model: never the model's pick */
+    .run = alltoall_direct_fixed,
+    .by_name = true, /* a baseline: never the rules' or the model's pick */
 };

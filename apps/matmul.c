@@ -133,8 +133,8 @@ static int check(const struct layout *l, const double *a, const double *ball, co
     for (long k = 0; k < n; k++)
         for (long j = 0; j < n; j++)
             if (ball[k * n + j] != b_entry(k, j, it)) {
-                app_check_failed("matmul", "iteration %ld: gathered B[%ld][%ld] = %.17g, expected %g",
-                                 it, k, j, ball[k * n + j], b_entry(k, j, it));
+                app_check_failed("matmul", "iteration %ld: gathered B[%ld][%ld] = %.17g, "
+                                 "expected %g", it, k, j, ball[k * n + j], b_entry(k, j, it));
                 return 0;
             }
     double *bw = app_alloc(sizeof(double) * n);

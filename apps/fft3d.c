@@ -7,7 +7,7 @@
  * /P^2 bytes per pair at best, 256 KB for class S at np=4), then FFTs along z. The inverse
  * runs the same steps backwards (FFT along z, the transpose back by MPI_Alltoall, FFTs along y
  * and x) and scales by 1/(NX NY NZ). Each iteration does a forward and an inverse transform
- * (two alltoalls); ITERS iterations (default 20; NAS FT runs 6 for S and W) after one warm-up.
+ * (two alltoalls); ITERS iterations (default 30; NAS FT runs 6 for S and W) after one warm-up.
  * Checks: the forward spectrum of the first transform at a few frequencies per rank against a
  * direct DFT sum (1e-8 relative to the spectrum's norm), and after the last iteration the
  * grid against the input (max error below 1e-10: forward then inverse gives the input back).
@@ -20,7 +20,7 @@
 #include <string.h>
 
 static const char usage[] = "fft3d [-c S|W|NXxNYxNZ (powers of two; default S)] [-i ITERS "
-                            "(default 20)]";
+                            "(default 30)]";
 
 typedef double complex cplx;
 
@@ -326,7 +326,7 @@ static int parse_class(const char *text, long dims[3], char *name, size_t cap)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    long dims[3], iters = 20;
+    long dims[3], iters = 30;
     char cls[64];
     parse_class("S", dims, cls, sizeof cls);
     int c;

@@ -21,8 +21,8 @@
 #define APP_BLAS "blocked-loop"
 #endif
 
-static const char usage[] = "matmul [-n N (default 256)] [-i ITERS (default: by N, about 1 s "
-                            "at np=4)]";
+static const char usage[] = "matmul [-n N (default 256)] [-i ITERS (default: 1.2e10 / N^3, at "
+                            "least 3)]";
 
 struct layout {
     int n, p, rank;
@@ -162,7 +162,7 @@ static int check(const struct layout *l, const double *a, const double *ball, co
 
 static long default_iters(long n)
 {
-    long it = (long)(4e9 / ((double)n * n * n)); /* ~240 at 256, 3 at 1024 */
+    long it = (long)(1.2e10 / ((double)n * n * n)); /* 715 at 256, 11 at 1024 */
     return it < 3 ? 3 : it;
 }
 

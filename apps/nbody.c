@@ -13,7 +13,7 @@
 #include <math.h>
 #include <string.h>
 
-static const char usage[] = "nbody [-b BODIES_PER_RANK (default 2)] [-s STEPS (default 40000)]";
+static const char usage[] = "nbody [-b BODIES_PER_RANK (default 2)] [-s STEPS (default 60000)]";
 
 enum { X, Y, Z, M, BODY = 4 }; /* a body's gathered record: position and mass */
 
@@ -152,7 +152,7 @@ static int check(const struct body_state *mine, long b, long steps)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    long b = 2, steps = 40000;
+    long b = 2, steps = 60000;
     int c;
     while ((c = getopt(argc, argv, "b:s:")) != -1) {
         if (c == 'b')

@@ -8,7 +8,7 @@
  *      the rank's own order (stable), and the rank owning that position;
  *   4. MPI_Alltoall of the key counts for each rank, then MPI_Alltoallv of the keys;
  *   5. the received keys put in place from the histograms.
- * A sort is repeated ITERS times (-i, default 100; each iteration sorts fresh keys), plus one
+ * A sort is repeated ITERS times (-i, default 250; each iteration sorts fresh keys), plus one
  * warm-up. Check after every sort: each rank's keys ascending, the last key of rank r not above
  * the first of rank r+1 (point-to-point), and the multiset kept: count, sum, xor and sum of
  * squares of all keys (mod 2^64) as before the sort.
@@ -19,7 +19,7 @@
 #include <string.h>
 
 static const char usage[] = "radix [-k KEYS_PER_RANK (default 65536)] [-d DIGIT_BITS 1..16 "
-                            "(default 10)] [-i ITERS (default 100)]";
+                            "(default 10)] [-i ITERS (default 250)]";
 
 struct sorter {
     int p, rank, bits, nb;     /* ranks, digit bits, buckets */
@@ -211,7 +211,7 @@ static int check(const struct sorter *s, const uint64_t before[4], long iter)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    long n = 65536, iters = 100, bits = 10;
+    long n = 65536, iters = 250, bits = 10;
     int c;
     while ((c = getopt(argc, argv, "k:d:i:")) != -1) {
         if (c == 'k')

@@ -26,6 +26,12 @@ beside the first input file; without either, the report says less about each col
 With --soak FILE (rcoll-soak's JSON lines, one per impl, as scripts/run_benchmarks.sh writes
 them) the report gets a "Soak test" section: native and rcoll side by side, a failed or timed-out
 run shown as FAILED with its message, never with numbers it did not report.
+With --apps FILE (the application kernels' JSON lines, scripts/run_apps.sh) the report gets an
+"Application kernels" section: per (kernel, size, MPI, np) the median over the runs of the
+whole timed loop and of the time inside the collectives, natively and with rcoll, and the
+speed-ups native / rcoll (above 1: rcoll faster); a row with a failed run shows FAILED instead
+of a speed-up, and the run is listed under Failures; the plot apps.png shows the speed-ups.
+--label may be left out when --apps or --soak is given (a report of those sections only).
 """
 
 import argparse
@@ -34,7 +40,9 @@ import json
 import math
 import os
 import platform
+import statistics
 import sys
+import textwrap
 from collections import OrderedDict
 
 REQUIRED_KEYS = ("coll", "impl", "algo", "np", "ppn", "bytes", "avg_us", "min_us", "max_us",
@@ -431,41 +439,299 @@ def soak_lines(runs):
     return lines
 
 
-def write_report(out_dir, groups, labels, notes, plots, soak=None):
+# What each application kernel is (apps/README.md); {blas}: what matmul multiplied with.
+APP_TEXT = OrderedDict([
+    ("matmul", "dense C = A x B in row blocks (seed 000, section 5.3): every iteration an "
+               "MPI_Allgather (MPI_Allgatherv where P does not divide N) of B's row blocks, "
+               "N*N/P doubles from each rank, into a freshly allocated buffer, then the block "
+               "product ({blas})"),
+    ("nbody", "gravitational N-body steps (seed 001, section 6.5.3): every step an MPI_Allgather "
+              "of the positions and masses, 32 B per body from each rank (64 B with the default "
+              "2 bodies), then the forces on the rank's own bodies"),
+    ("radix", "radix sort of 32-bit keys (seed 001, section 6.5.3): every pass over a 10-bit "
+              "digit an MPI_Allgather of the 4 KB histograms, an MPI_Alltoall of the key counts "
+              "and an MPI_Alltoallv of the keys"),
+    ("fft3d", "3-D complex FFT as NAS FT (seed 001, section 6.5.3), class S 64x64x64 or W "
+              "128x128x32 in z-slabs: every forward and every inverse transform transposes the "
+              "grid by one MPI_Alltoall, the rest is 1-D FFTs"),
+])
+APP_KEYS = ("app", "np", "impl", "mpi")
+
+
+def read_apps(path):
+    """The application kernel runs of FILE (scripts/run_apps.sh), in file order."""
+    records = []
+    if not path:
+        return records
+    if not os.path.exists(path):
+        print(f"rcoll_report: {path} does not exist; no Application kernels section",
+              file=sys.stderr)
+        return records
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise SystemExit(f"{path}:{lineno}: not JSON: {e}")
+            keys = APP_KEYS if app_failed(rec) else APP_KEYS + ("total_s", "coll_s")
+            missing = [k for k in keys if k not in rec]
+            if missing:
+                raise SystemExit(f"{path}:{lineno}: missing keys {missing}")
+            records.append(rec)
+    return records
+
+
+def app_failed(rec):
+    return "failed" in rec or not rec.get("ok")
+
+
+class AppRow:
+    """The runs of one (kernel, its options, MPI, np): native and rcoll side by side."""
+
+    def __init__(self, app, args, mpi, np_):
+        self.app, self.args, self.mpi, self.np = app, args, mpi, np_
+        self.runs = {"native": [], "rcoll": []}
+        self.size = None
+        self.colls = []
+
+    def add(self, rec):
+        self.runs.setdefault(rec["impl"], []).append(rec)
+        if not app_failed(rec):
+            self.size = self.size or rec.get("size")
+            if rec.get("coll") and rec["coll"] not in self.colls:
+                self.colls.append(rec["coll"])
+
+    def label(self):
+        return f"{self.app} {self.size or self.args or 'default'}"
+
+    def failures(self):
+        return [r for impl in ("native", "rcoll") for r in self.runs.get(impl, [])
+                if app_failed(r)]
+
+    def median(self, impl, key):
+        values = [r[key] for r in self.runs.get(impl, []) if not app_failed(r)]
+        return statistics.median(values) if values else None
+
+    def speedup(self, key):
+        """native / rcoll of the medians; None where a run failed or one side is missing."""
+        native, mine = self.median("native", key), self.median("rcoll", key)
+        if self.failures() or not native or not mine:
+            return None
+        return native / mine
+
+    def round_speedups(self, key):
+        """native / rcoll of each round (the two runs measured back to back), sorted."""
+        by_run = {}
+        for impl in ("native", "rcoll"):
+            for r in self.runs.get(impl, []):
+                if not app_failed(r):
+                    by_run.setdefault(r.get("run"), {})[impl] = r[key]
+        return sorted(t["native"] / t["rcoll"] for t in by_run.values()
+                      if t.get("native") and t.get("rcoll"))
+
+
+def app_rows(records):
+    """AppRow per (kernel, options, MPI, np): kernels in file order, then MPI, then np."""
+    rows = OrderedDict()
+    for rec in records:
+        key = (rec["app"], rec.get("args", ""), rec["mpi"], int(rec["np"]))
+        rows.setdefault(key, AppRow(*key)).add(rec)
+    cases = list(OrderedDict.fromkeys((a, o) for a, o, _, _ in rows))
+    mpis = list(OrderedDict.fromkeys(m for _, _, m, _ in rows))
+    return [rows[k] for k in sorted(rows, key=lambda k: (cases.index(k[:2]), mpis.index(k[2]),
+                                                         k[3]))]
+
+
+def app_failure_lines(rows):
+    lines = []
+    for row in rows:
+        for r in row.failures():
+            detail = f" (`{r['detail']}`)" if r.get("detail") else ""
+            lines.append(f"- Application kernel {row.label()}, {row.mpi} np={row.np}, "
+                         f"{r['impl']}, run {r.get('run', '?')}: "
+                         f"{r.get('failed', 'wrong result')}{detail}")
+    return lines
+
+
+def fmt_s(v):
+    return f"{v:.3f}" if v is not None else "-"
+
+
+def speedup_cell(row, key):
+    if row.failures():
+        return "FAILED"
+    r = row.speedup(key)
+    if r is None:
+        return "-"
+    spread = row.round_speedups(key)
+    extra = f" ({spread[0]:.2f}-{spread[-1]:.2f})" if len(spread) > 1 else ""
+    return f"{r:.2f}{extra}"
+
+
+def apps_lines(records, plot=None):
+    """The "Application kernels" section."""
+    rows = app_rows(records)
+    lines = ["## Application kernels", ""]
+    blas = sorted({r["blas"] for r in records if r.get("app") == "matmul" and r.get("blas")})
+    nruns = max((len(v) for row in rows for v in row.runs.values()), default=0)
+    lines.append("Four MPI programs (apps/, apps/README.md; plain MPI, no rcoll header) run "
+                 "natively and with librcoll-mpi.so (Open MPI) or librcoll-mpi-mpich.so (MPICH) "
+                 "preloaded, by scripts/run_apps.sh:")
+    lines.append("")
+    for app in list(APP_TEXT) + sorted({r.app for r in rows} - set(APP_TEXT)):
+        if any(r.app == app for r in rows):
+            text = APP_TEXT.get(app, "see apps/README.md")
+            lines.append(f"- {app}: " + text.format(blas=", ".join(blas) or "BLAS unknown"))
+    lines.append("")
+    lines.append(f"Each run: one warm-up iteration, then the timed ones; total = the timed loop "
+                 "(the kernel's result checks left out), in collectives = the time inside the "
+                 "collective calls, each the maximum over the ranks, in seconds: the median of "
+                 f"{nruns} run(s), native and rcoll back to back in each round, their order "
+                 "swapped every round. Speed-up = native time / rcoll time of those medians: "
+                 "**above 1, rcoll is faster** (the opposite sense of the rcoll / native ratios "
+                 "of the collectives' tables); in parentheses the lowest and highest of the rounds' own speed-ups. "
+                 "Every run checked its result (apps/README.md); a row with a failed run shows "
+                 "FAILED (see Failures). More ranks than cores (np=4 on this machine) make the "
+                 "time in collectives include waiting for ranks that are not running.")
+    lines.append("")
+    lines.append("| kernel | size | MPI | np | collectives | runs | native total s | native in "
+                 "collectives s | rcoll total s | rcoll in collectives s | speed-up end to end "
+                 "| speed-up in collectives |")
+    lines.append("|:---|:---|:---|---:|:---|---:|---:|---:|---:|---:|---:|---:|")
+    for row in rows:
+        nrun = max(len(row.runs.get("native", [])), len(row.runs.get("rcoll", [])))
+        nfail = len(row.failures())
+        runs = f"{nrun}" + (f" ({nfail} failed)" if nfail else "")
+        lines.append(f"| {row.app} | {row.size or row.args or '-'} | {row.mpi} | {row.np} | "
+                     f"{', '.join(row.colls) or '-'} | {runs} | "
+                     f"{fmt_s(row.median('native', 'total_s'))} | "
+                     f"{fmt_s(row.median('native', 'coll_s'))} | "
+                     f"{fmt_s(row.median('rcoll', 'total_s'))} | "
+                     f"{fmt_s(row.median('rcoll', 'coll_s'))} | "
+                     f"{speedup_cell(row, 'total_s')} | {speedup_cell(row, 'coll_s')} |")
+    lines.append("")
+    summary = []
+    for mpi in OrderedDict.fromkeys(r.mpi for r in rows):
+        for np_ in sorted({r.np for r in rows if r.mpi == mpi}):
+            ups = [r.speedup("total_s") for r in rows if r.mpi == mpi and r.np == np_]
+            gm = geomean([u for u in ups if u is not None])
+            if gm is not None:
+                summary.append(f"{mpi} np={np_} {gm:.2f}")
+    if summary:
+        lines.append("Geometric mean of the end-to-end speed-ups: " + ", ".join(summary) + ".")
+        lines.append("")
+    if any(row.failures() for row in rows):
+        lines.append("Some runs FAILED: see Failures and `raw/apps/`.")
+        lines.append("")
+    if plot:
+        lines.append(f"![application kernels]({plot})")
+        lines.append("")
+    return lines
+
+
+def plot_apps(out_dir, records):
+    """apps.png: grouped bars of the speed-ups (end to end; in collectives), one group per
+    kernel and size, one bar per MPI and np. Returns the file name, or None."""
+    rows = app_rows(records)
+    if not rows:
+        return None
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("rcoll_report: matplotlib is not installed; no apps.png", file=sys.stderr)
+        return None
+    cases = list(OrderedDict.fromkeys((r.app, r.args) for r in rows))
+    series = list(OrderedDict.fromkeys((r.mpi, r.np) for r in rows))
+    by_key = {(r.app, r.args, r.mpi, r.np): r for r in rows}
+    names = []
+    for app, args in cases:
+        row = next(r for r in rows if (r.app, r.args) == (app, args))
+        names.append("\n".join([app] + textwrap.wrap(row.size or args or "default", 12,
+                                                   break_long_words=False)))
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=False)
+    width = 0.8 / max(len(series), 1)
+    for ax, key, title in ((axes[0], "total_s", "end to end"),
+                           (axes[1], "coll_s", "inside the collectives")):
+        top = bottom = 1.0
+        for i, (mpi, np_) in enumerate(series):
+            xs, ys = [], []
+            for c, (app, args) in enumerate(cases):
+                row = by_key.get((app, args, mpi, np_))
+                value = row.speedup(key) if row else None
+                if value is not None:
+                    xs.append(c + (i - (len(series) - 1) / 2) * width)
+                    ys.append(value)
+                    top, bottom = max(top, value), min(bottom, value)
+            bars = ax.bar(xs, ys, width, label=f"{mpi} np={np_}", color=f"C{i % 10}")
+            for bar, value in zip(bars, ys):
+                ax.annotate(f"{value:.2f}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                            ha="center", va="bottom", fontsize=7)
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xticks(range(len(cases)))
+        ax.set_xticklabels(names, fontsize=8)
+        if top > 4 or bottom < 0.25:  # far from 1 on either side: log scale
+            ax.set_yscale("log")
+            ax.set_ylim(bottom / 1.5, top * 1.5)
+        else:
+            ax.set_ylim(0, top * 1.15)
+        ax.set_ylabel("speed-up, native / rcoll (above 1: rcoll faster)")
+        ax.set_title(f"Application kernels: speed-up {title}")
+        ax.grid(True, axis="y", alpha=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=max(len(series), 1), fontsize=9)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    name = "apps.png"
+    fig.savefig(os.path.join(out_dir, name), dpi=110)
+    plt.close(fig)
+    return name
+
+
+def write_report(out_dir, groups, labels, notes, plots, soak=None, apps=None, apps_plot=None):
     lines = ["# rcoll benchmark report", ""]
     lines.append(f"- Machine: {os.cpu_count()} CPUs (nproc), {cpu_model()}, {platform.system()} "
                  f"{platform.release()}")
     lines.append(f"- Date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}")
-    lines.append("- Inputs: " + ", ".join(f"{label} = `{os.path.basename(path)}`"
-                                          for label, path in labels))
-    lines.append("- Latencies are the Max column of rcoll-bench (max over ranks of each rank's "
-                 "mean per-call time, OSU style), in microseconds.")
-    lines.append("- Ratios are rcoll Max / native Max measured in the same run (both interleaved "
-                 "size by size); below 1 means rcoll is faster. Compare ratios, not absolute "
-                 "times, across runs.")
-    lines.append("- Every measured (collective, implementation, size) first passed a data check "
-                 "of one call (rcoll-bench); a failed check is shown as FAILED, the sizes after it "
-                 "are not measured, and it is listed under Failures.")
+    if labels:
+        lines.append("- Inputs: " + ", ".join(f"{label} = `{os.path.basename(path)}`"
+                                              for label, path in labels))
+    if groups:
+        lines.append("- Latencies are the Max column of rcoll-bench (max over ranks of each "
+                     "rank's mean per-call time, OSU style), in microseconds.")
+        lines.append("- Ratios are rcoll Max / native Max measured in the same run (both "
+                     "interleaved size by size); below 1 means rcoll is faster. Compare ratios, "
+                     "not absolute times, across runs.")
+        lines.append("- Every measured (collective, implementation, size) first passed a data "
+                     "check of one call (rcoll-bench); a failed check is shown as FAILED, the "
+                     "sizes after it are not measured, and it is listed under Failures.")
     for note in notes:
         lines.append(f"- Note: {note}")
     lines.append("")
-    lines.append("## Summary")
-    lines.append("")
-    lines.append("rcoll's automatic choice against native MPI, one row per table below: geometric "
-                 "mean of the ratios over the sizes, the sizes where rcoll is faster, the worst "
-                 "ratio and the algorithms rcoll chose.")
-    lines.append("")
-    lines.extend(summary_lines(groups))
-    lines.append("")
+    if groups:
+        lines.append("## Summary")
+        lines.append("")
+        lines.append("rcoll's automatic choice against native MPI, one row per table below: "
+                     "geometric mean of the ratios over the sizes, the sizes where rcoll is "
+                     "faster, the worst ratio and the algorithms rcoll chose.")
+        lines.append("")
+        lines.extend(summary_lines(groups))
+        lines.append("")
     failures = failure_lines(groups)
     if soak:
         failures += [f"- Soak test, {impl}: {soak_verdict(rec)}" for impl, rec in soak.items()
                      if soak_failed(rec)]
+    if apps:
+        failures += app_failure_lines(app_rows(apps))
     if failures:
         lines.append("## Failures")
         lines.append("")
         lines.extend(failures)
         lines.append("")
+    if apps:
+        lines.extend(apps_lines(apps, apps_plot))
     if soak:
         lines.extend(soak_lines(soak))
     current = None
@@ -612,10 +878,11 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="output directory (report.md and *.png)")
-    ap.add_argument("--label", action="append", type=parse_label, required=True,
+    ap.add_argument("--label", action="append", type=parse_label, default=[],
                     metavar="LABEL=FILE",
                     help="a JSON-lines file from rcoll-bench --json and the MPI it was run with; "
-                         "repeatable, and a label may be given several files")
+                         "repeatable, and a label may be given several files (required unless "
+                         "--apps or --soak is given)")
     ap.add_argument("--note", action="append", default=[],
                     help="a line added to the report header (repeatable)")
     ap.add_argument("--no-plots", action="store_true", help="write only report.md")
@@ -625,15 +892,20 @@ def main(argv=None):
     ap.add_argument("--soak", metavar="FILE",
                     help="JSON lines of rcoll-soak runs (one per impl, from run_benchmarks.sh): "
                          "adds the Soak test section")
+    ap.add_argument("--apps", metavar="FILE",
+                    help="JSON lines of the application kernels' runs (scripts/run_apps.sh): "
+                         "adds the Application kernels section and apps.png")
     args = ap.parse_args(argv)
+    if not args.label and not args.apps and not args.soak:
+        ap.error("give --label LABEL=FILE (or --apps FILE or --soak FILE)")
 
     colls = args.colls
-    if colls is None:
+    if colls is None and args.label:
         beside = os.path.join(os.path.dirname(args.label[0][1]), "colls.jsonl")
         colls = beside if os.path.exists(beside) else None
     if colls:
         read_colls(colls)
-    else:
+    elif args.label:
         print("rcoll_report: no table of collectives (rcoll-info --colls, --colls FILE): "
               "collectives in name order, without what they move", file=sys.stderr)
     labelled = []
@@ -643,12 +915,16 @@ def main(argv=None):
             continue
         labelled.append((label, read_records(path)))
     groups = group(labelled)
-    if not groups:
+    apps = read_apps(args.apps)
+    soak = read_soak(args.soak)
+    if not groups and not apps and not soak:
         raise SystemExit("rcoll_report: no records in the input files")
     os.makedirs(args.out, exist_ok=True)
     plots = [] if args.no_plots else plot_all(args.out, groups)
-    path = write_report(args.out, groups, args.label, args.note, plots, read_soak(args.soak))
-    print(f"rcoll_report: wrote {path}" + (f" and {len(plots)} plots" if plots else ""))
+    apps_plot = None if args.no_plots or not apps else plot_apps(args.out, apps)
+    path = write_report(args.out, groups, args.label, args.note, plots, soak, apps, apps_plot)
+    nplots = len(plots) + (1 if apps_plot else 0)
+    print(f"rcoll_report: wrote {path}" + (f" and {nplots} plots" if nplots else ""))
     return 0
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what rcoll needs on a fresh Debian machine (when run as root; otherwise it only checks):
-# a C toolchain, cmake, Open MPI, MPICH, the UCX headers, mpi4py and numpy for /usr/bin/python3
-# (the drop-in's mpi4py test), and matplotlib for the report plots.
+# a C toolchain, cmake, Open MPI, MPICH, the UCX headers, OpenBLAS (the matmul application
+# kernel), mpi4py and numpy for /usr/bin/python3 (the drop-in's mpi4py test), and matplotlib for
+# the report plots.
 set -euo pipefail
 need_pkgs=()
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -14,6 +15,8 @@ have mpicc.mpich || need_pkgs+=(mpich libmpich-dev)
 # libfabric for the OFI network channel (RCOLL_NET=ofi), and fi_info to see its providers.
 [ -f /usr/include/rdma/fabric.h ] || need_pkgs+=(libfabric-dev)
 have fi_info || need_pkgs+=(libfabric-bin)
+# OpenBLAS for the matmul application kernel (apps/matmul.c; without it, its own blocked loop).
+{ have pkg-config && pkg-config --exists openblas; } || need_pkgs+=(libopenblas-dev)
 # mpi4py for the MPI drop-in tests (Debian's, built for Open MPI, for /usr/bin/python3).
 /usr/bin/python3 -c 'import mpi4py, numpy' 2>/dev/null || need_pkgs+=(python3-mpi4py python3-numpy)
 if [ ${#need_pkgs[@]} -gt 0 ]; then

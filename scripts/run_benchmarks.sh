@@ -11,6 +11,8 @@
 # times (default 5; the report shows the median run per size, the cache pair alternating).
 # Then the soak test (rcoll-soak, np=4, Open MPI, native and preloaded; RCOLL_SOAK=0 skips it,
 # RCOLL_SOAK_CALLS, RCOLL_SOAK_TIMEOUT): OUT_DIR/raw/soak.jsonl, the report's "Soak test".
+# Then the application kernels (scripts/run_apps.sh: matmul, nbody, radix sort, 3-D FFT at np=2
+# and 4, natively and preloaded; RCOLL_APPS=0 skips them): the report's "Application kernels".
 # Usage: scripts/run_benchmarks.sh BUILD_DIR OUT_DIR
 # Environment: RCOLL_BENCH_COLLS (default barrier,allgather,alltoall,bcast,gather,scatter; any
 # list rcoll-bench --coll takes), RCOLL_BENCH_SIZES (1:1048576), RCOLL_BENCH_ITERS (default
@@ -200,6 +202,13 @@ if [ -x "$build/rcoll-soak" ] && [ "${RCOLL_SOAK:-1}" = 1 ]; then
     soak_run rcoll -x LD_PRELOAD="$build/librcoll-mpi.so"
     soak=(--soak "$out/raw/soak.jsonl")
 fi
+# Application kernels (apps/, scripts/run_apps.sh): raw/apps.jsonl, the report's "Application
+# kernels" section and apps.png. RCOLL_APPS=0 skips them (RCOLL_APPS_RUNS: rounds, default 3).
+apps=()
+if [ -x "$build/rcoll-app-matmul" ] && [ "${RCOLL_APPS:-1}" = 1 ]; then
+    "$(dirname "$0")/run_apps.sh" "$build" "$out" || failed+=("application kernels")
+    apps=(--apps "$out/raw/apps.jsonl")
+fi
 notes+=(--note "Launch: Open MPI 'mpirun --oversubscribe --bind-to none', MPICH 'mpirun.mpich'; $iters iterations per size up to 64 KB, fewer above (rcoll-bench --help); rooted collectives with root 0 and an untimed MPI barrier after every iteration (OSU style; without it the root runs ahead), the others back to back.")
 plots=()
 rm -f "$out"/*.png # plots of an earlier run, possibly of collectives not measured now
@@ -208,7 +217,7 @@ python3 -c 'import matplotlib' 2>/dev/null || plots=(--no-plots)
 colltab=()
 "$build/rcoll-info" --colls >"$out/raw/colls.jsonl" && colltab=(--colls "$out/raw/colls.jsonl")
 python3 "$(dirname "$0")/../python/rcoll_report.py" --out "$out" "${labels[@]}" "${notes[@]}" "${plots[@]}" \
-    "${soak[@]}" "${colltab[@]}"
+    "${soak[@]}" "${apps[@]}" "${colltab[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
     echo "run_benchmarks: FAILED runs: ${failed[*]} (the report lists what failed)" >&2
     exit 1

@@ -186,6 +186,11 @@ static const row_t rows[] = {
         {INF, &rcoll_allgather_ring, "large blocks, larger team: neighbour writes, "
          "bandwidth-bound"}}},
     {RCOLL_COLL_ALLTOALL, 0, 1, 64, {
+        {UPTO(2 * KB), &rcoll_alltoall_direct_read, "ranks share cores: one copy of the P blocks "
+         "into shared memory, each peer reads its own in arrival order, no remote writes"},
+        {UPTO(8 * KB), &rcoll_alltoall_direct, "ranks share cores, 4-8 KB blocks: each block "
+         "written once through the peer's inbox, arrival order (the P-block copy in costs more, "
+         "and the most once the last rank arrives; docs/tuning.md)"},
         {UPTO(64 * KB), &rcoll_alltoall_direct_read, "ranks share cores: one copy of the P blocks "
          "into shared memory, each peer reads its own in arrival order, no remote writes"},
         {INF, &rcoll_alltoall_direct, "ranks share cores, large blocks: every block written once, "

@@ -99,5 +99,6 @@ const rcoll_algo_t rcoll_barrier_node_arrival = {
     .coll = RCOLL_COLL_BARRIER,
     .summary = "[qian-phd] ch. 6 + [kini-tr03]: a node's last-arrived rank signals the other nodes, no leader, no release",
     .run = barrier_node_arrival,
+    .by_name = true, /* measured under skew: no win over hier on this machine (tuning.md) */
     .cost = cost,
 };

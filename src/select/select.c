@@ -529,13 +529,15 @@ void rcoll_list_algorithms(char *buf, size_t len)
         used += (size_t)snprintf(buf + used, len - used, "%s:\n", c->name);
         for (int i = 0; c->algos[i] && used < len; i++) {
             const rcoll_algo_t *a = c->algos[i];
+            const char *named = a->by_name ? " (by name only)" : "";
             if (a->not_for)
-                used += (size_t)snprintf(buf + used, len - used, "  %-20s %s; applies to %s, "
+                used += (size_t)snprintf(buf + used, len - used, "  %-20s %s; applies to %s%s, "
                                          "otherwise %s runs\n", a->name, a->summary,
-                                         a->limits ? a->limits : "some calls only", a->fallback->name);
+                                         a->limits ? a->limits : "some calls only", named,
+                                         a->fallback->name);
             else
                 used += (size_t)snprintf(buf + used, len - used, "  %-20s %s; any team size, any "
-                                         "bytes\n", a->name, a->summary);
+                                         "bytes%s\n", a->name, a->summary, named);
         }
     }
 }

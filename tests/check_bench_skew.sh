@@ -3,7 +3,8 @@
 # iteration's data checked (-c) for native, rcoll and the fixed-order Direct baseline, and the
 # JSON fields checked: with --late-frac 0.5 --late-us 400 exactly 2 of the 4 ranks are late in
 # every iteration, so the mean injected delay is 200 us, the Max column's floor (the wait for
-# the last arrival) is near 400 us on the ranks that are not late, and no time is below it;
+# the last arrival) is about 400 us on the ranks that are not late (at least 200 is checked:
+# no wall-clock bound above, a loaded machine only makes it longer), and no time is below it;
 # then --mif 8 alone (delays from 0 to 8 message times). Usage: check_bench_skew.sh BUILD_DIR
 set -eu
 BUILD=$(cd "$1" && pwd)
@@ -33,7 +34,7 @@ for r in late:
         continue
     if abs(r["delay_us"] - 200.0) > 1e-6 or r["late_us"] != 400 or r["late_frac"] != 0.5:
         bad.append(f"{what}: delay_us {r['delay_us']} (expected 200 exactly)")
-    if not 300 <= r["floor_us"] <= 4000:
+    if r["floor_us"] < 200: # 400 us nominal; no upper bound: a loaded machine only adds
         bad.append(f"{what}: floor_us {r['floor_us']} (expected about 400)")
     if r["max_us"] + 1 < r["floor_us"]:
         bad.append(f"{what}: max_us {r['max_us']} below its floor {r['floor_us']}")

@@ -93,8 +93,11 @@ def x_label(coll):
     return row["bytes_label"] if row else "bytes (m)"
 
 
-def read_records(path):
-    """Returns the list of records of one JSON-lines file, in file order."""
+def read_records(path, keys_of=None):
+    """Returns the list of records of one JSON-lines file, in file order, each checked for the
+    keys keys_of(record) names (default: rcoll-bench's, or those of its error records)."""
+    if keys_of is None:
+        keys_of = lambda rec: ERROR_KEYS if "error" in rec else REQUIRED_KEYS
     records = []
     with open(path, encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):
@@ -105,8 +108,7 @@ def read_records(path):
                 rec = json.loads(line)
             except json.JSONDecodeError as e:
                 raise SystemExit(f"{path}:{lineno}: not JSON: {e}")
-            keys = ERROR_KEYS if "error" in rec else REQUIRED_KEYS
-            missing = [k for k in keys if k not in rec]
+            missing = [k for k in keys_of(rec) if k not in rec]
             if missing:
                 raise SystemExit(f"{path}:{lineno}: missing keys {missing}")
             records.append(rec)
@@ -467,20 +469,8 @@ def read_apps(path):
         print(f"rcoll_report: {path} does not exist; no Application kernels section",
               file=sys.stderr)
         return records
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise SystemExit(f"{path}:{lineno}: not JSON: {e}")
-            keys = APP_KEYS if app_failed(rec) else APP_KEYS + ("total_s", "coll_s")
-            missing = [k for k in keys if k not in rec]
-            if missing:
-                raise SystemExit(f"{path}:{lineno}: missing keys {missing}")
-            records.append(rec)
-    return records
+    return read_records(
+        path, lambda rec: APP_KEYS if app_failed(rec) else APP_KEYS + ("total_s", "coll_s"))
 
 
 def app_failed(rec):

@@ -1,9 +1,10 @@
-/* librcoll-mpi: the MPI drop-in. Defines, through the PMPI profiling interface, MPI_Barrier,
- * MPI_Allgather (this file), MPI_Alltoall, MPI_Bcast, MPI_Gather, MPI_Scatter, MPI_Allgatherv,
- * MPI_Alltoallv, MPI_Gatherv and MPI_Scatterv (rcoll_mpi_colls.c), plus MPI_Init,
- * MPI_Init_thread and MPI_Finalize, so that an unchanged MPI program runs these collectives on
- * rcoll when this library is LD_PRELOADed (or linked before libmpi). Everything else
- * (non-blocking and persistent collectives, the MPI-4 large-count _c forms, reductions, ...) and
+/* librcoll-mpi: the MPI drop-in. Defines, through the PMPI profiling interface, MPI_Barrier
+ * (this file), MPI_Allgather, MPI_Alltoall, MPI_Bcast, MPI_Gather, MPI_Scatter, MPI_Allgatherv,
+ * MPI_Alltoallv, MPI_Gatherv and MPI_Scatterv (rcoll_mpi_colls.c), their nonblocking and
+ * persistent forms with the completion calls for their requests (rcoll_mpi_nb.c), plus
+ * MPI_Init, MPI_Init_thread and MPI_Finalize, so that an unchanged MPI program runs these
+ * collectives on rcoll when this library is LD_PRELOADed (or linked before libmpi). Everything
+ * else (the MPI-4 large-count _c forms, reductions, neighbourhood collectives, ...) and
  * everything below goes to the PMPI_ function.
  *
  * - One rcoll context per process (created on the first team), one team per communicator,
@@ -74,13 +75,23 @@ enum { STATE_UNSET = 0, STATE_ON, STATE_OFF, STATE_FINALIZED };
 /* RCOLL_LOG's levels, as the core reads them (the drop-in logs before any context exists). */
 enum { LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
 /* Why collectives go to PMPI_: each reason is logged once per process. */
-enum { ASIDE_PROCESS, ASIDE_INTERCOMM, ASIDE_NODES, ASIDE_NO_CONTEXT, ASIDE_TEAM, ASIDE_COUNT };
+enum {
+    ASIDE_PROCESS,
+    ASIDE_INTERCOMM,
+    ASIDE_NODES,
+    ASIDE_NO_CONTEXT,
+    ASIDE_TEAM,
+    ASIDE_CALLER, /* nonblocking and persistent only */
+    ASIDE_COUNT
+};
 
-/* A live team, cached on its communicator. */
+/* A live team, cached on its communicator; `holds`: requests that still use it (rmpi_hold_t),
+ * `dropped`: its communicator is gone, the last hold destroys it. */
 struct team_node {
     MPI_Comm comm;
     rcoll_team_t *team;
     struct team_node *prev, *next;
+    int holds, dropped;
 };
 
 /* The only global: everything the drop-in keeps for the process. state is read without a
@@ -99,7 +110,9 @@ static struct {
     rcoll_context_t *ctx;
     struct team_node *live;
     char pmpi_marker;    /* its address is the attribute value meaning "use PMPI" */
-} g = {.state = STATE_UNSET, .keyval = MPI_KEYVAL_INVALID, .lock = PTHREAD_MUTEX_INITIALIZER};
+    rmpi_nb_t nb;        /* rcoll_mpi_nb.c's requests */
+} g = {.state = STATE_UNSET, .keyval = MPI_KEYVAL_INVALID, .lock = PTHREAD_MUTEX_INITIALIZER,
+       .nb = {.lock = PTHREAD_MUTEX_INITIALIZER}};
 
 #define PMPI_MARKER ((void *)&g.pmpi_marker)
 
@@ -185,10 +198,54 @@ static int delete_attr_fn(MPI_Comm comm, int keyval, void *attribute_val, void *
         return MPI_SUCCESS;
     struct team_node *n = attribute_val;
     unlink_node(n); /* the team itself is destroyed outside the lock */
+    pthread_mutex_lock(&g.lock);
+    int held = n->holds > 0;
+    n->dropped = held;
+    pthread_mutex_unlock(&g.lock);
+    if (held) /* requests still run on it: the last one's release destroys it */
+        return MPI_SUCCESS;
     if (n->team)
         rcoll_team_destroy(n->team);
     free(n);
     return MPI_SUCCESS;
+}
+
+rmpi_hold_t *rmpi_team_hold(MPI_Comm comm)
+{
+    void *val = NULL;
+    int flag = 0;
+    if (g.keyval == MPI_KEYVAL_INVALID || PMPI_Comm_get_attr(comm, g.keyval, &val, &flag) !=
+        MPI_SUCCESS || !flag || val == NULL || val == PMPI_MARKER)
+        return NULL;
+    struct team_node *n = val;
+    pthread_mutex_lock(&g.lock);
+    n->holds++;
+    pthread_mutex_unlock(&g.lock);
+    return (rmpi_hold_t *)n;
+}
+
+void rmpi_team_release(rmpi_hold_t *h)
+{
+    struct team_node *n = (struct team_node *)h;
+    if (n == NULL)
+        return;
+    pthread_mutex_lock(&g.lock);
+    int last = --n->holds == 0 && n->dropped;
+    pthread_mutex_unlock(&g.lock);
+    if (!last)
+        return;
+    rcoll_team_destroy(n->team);
+    free(n);
+}
+
+int rmpi_thread_level(void)
+{
+    return g.thread_level;
+}
+
+rmpi_nb_t *rmpi_nb(void)
+{
+    return &g.nb;
 }
 
 /* Why this process sends every collective to PMPI_ (setup agreed on "off"). */
@@ -243,6 +300,7 @@ static void setup(int agree)
     if (agree && PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
         all[0] = 1;
     g.thread_level = all[1];
+    g.nb.locking = g.thread_level == MPI_THREAD_MULTIPLE;
     if (agree && !all[0])
         g.host_procs = host_procs();
     if (all[0]) {
@@ -324,6 +382,16 @@ static void log_no_team(MPI_Comm comm, rcoll_context_t *ctx, int local_fail, int
                   "MPI library", label, rcoll_strerror(st));
 }
 
+void rmpi_log_caller_mode(MPI_Comm comm, const char *how)
+{
+    char label[MPI_MAX_OBJECT_NAME + 64];
+    if (g.log_level >= LOG_INFO && !atomic_load(&g.logged[ASIDE_CALLER]))
+        log_aside(ASIDE_CALLER, LOG_INFO, "%s: its requests progress only inside rcoll calls of "
+                  "each rank (progress mode %s): its nonblocking and persistent collectives go "
+                  "to the MPI library", comm_label(comm, label, sizeof label),
+                  how ? how : "unknown");
+}
+
 /* Creates the team of an intracommunicator that has none yet (collective over comm). */
 static rcoll_team_t *create_team(MPI_Comm comm)
 {
@@ -389,11 +457,16 @@ int rmpi_rcoll_failed(rcoll_team_t *team, rcoll_status_t st, MPI_Comm comm)
     if (detail == NULL || detail[0] == '\0')
         detail = rcoll_strerror(st);
     fprintf(stderr, "rcoll: %s\n", detail);
-    int code = st == RCOLL_ERR_TRUNCATE ? MPI_ERR_TRUNCATE
-               : st == RCOLL_ERR_ARG    ? MPI_ERR_ARG
-                                        : MPI_ERR_OTHER;
+    int code = rmpi_rcoll_code(st);
     PMPI_Comm_call_errhandler(comm, code);
     return code;
+}
+
+int rmpi_rcoll_code(rcoll_status_t st)
+{
+    return st == RCOLL_ERR_TRUNCATE ? MPI_ERR_TRUNCATE
+           : st == RCOLL_ERR_ARG    ? MPI_ERR_ARG
+                                    : MPI_ERR_OTHER;
 }
 
 int rmpi_local_failed(MPI_Comm comm, int code, const char *coll, const char *what)
@@ -540,37 +613,6 @@ int rmpi_unpack(const char *in, size_t count, const rmpi_dtype_t *d, void *out, 
     return unpack_elems(in, count, d->type, d->size, d->extent, out, comm);
 }
 
-static int type_size(MPI_Datatype type, MPI_Count *size)
-{
-    int named = named_plain_size(type);
-    if (named) {
-        *size = named;
-        return MPI_SUCCESS;
-    }
-    return PMPI_Type_size_x(type, size);
-}
-
-static int ag_failed(MPI_Comm comm, int code, const char *what)
-{
-    int rank = 0, size = 0;
-    char msg[256];
-    PMPI_Comm_rank(comm, &rank);
-    PMPI_Comm_size(comm, &size);
-    snprintf(msg, sizeof msg, "rank %d of %d: %s", rank, size, what);
-    return rmpi_local_failed(comm, code, "MPI_Allgather", msg);
-}
-
-/* An erroneous call whose peers may already be in it still takes part (scratch buffers, the
- * size the receive side names), as in rcoll_mpi_colls.c's "Erroneous calls". */
-static void ag_stand_in(rcoll_team_t *team, size_t bytes)
-{
-    size_t n = (size_t)rcoll_team_size(team);
-    char *tmp = bytes <= SIZE_MAX / n ? calloc(n, bytes) : NULL;
-    if (tmp)
-        rcoll_allgather(team, RCOLL_IN_PLACE, tmp, bytes);
-    free(tmp);
-}
-
 int MPI_Init(int *argc, char ***argv)
 {
     int rc = PMPI_Init(argc, argv);
@@ -592,6 +634,7 @@ int MPI_Finalize(void)
 {
     int state = atomic_load(&g.state);
     if (state == STATE_ON || state == STATE_OFF) {
+        rmpi_nb_finalize();
         struct team_node *n;
         while ((n = first_live()) != NULL) {
             PMPI_Comm_delete_attr(n->comm, g.keyval); /* runs delete_attr_fn */
@@ -618,111 +661,4 @@ int MPI_Barrier(MPI_Comm comm)
         return PMPI_Barrier(comm);
     rcoll_status_t st = rcoll_barrier(team);
     return st == RCOLL_OK ? MPI_SUCCESS : rmpi_rcoll_failed(team, st, comm);
-}
-
-int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    rcoll_team_t *team = (sendbuf == MPI_IN_PLACE ? recvcount : sendcount) == 0
-                             ? NULL /* zero on every rank (type signatures): MPI returns at once */
-                             : rmpi_team_for(comm);
-    if (team == NULL)
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    MPI_Count rsize = 0, ssize = 0;
-    int send_ok = sendbuf != MPI_IN_PLACE && sendcount >= 0 &&
-                  type_size(sendtype, &ssize) == MPI_SUCCESS && ssize >= 0;
-    if (recvcount < 0 || type_size(recvtype, &rsize) != MPI_SUCCESS || rsize < 0) {
-        if (send_ok && (size_t)sendcount <= SIZE_MAX / ((size_t)ssize + 1))
-            ag_stand_in(team, (size_t)sendcount * (size_t)ssize);
-        return ag_failed(comm, recvcount < 0 ? MPI_ERR_COUNT : MPI_ERR_TYPE,
-                         "invalid receive count or type");
-    }
-    /* Bytes per rank: the same on every rank (type signatures match). */
-    if (recvcount > 0 && (unsigned long long)rsize > SIZE_MAX / (size_t)recvcount)
-        return ag_failed(comm, MPI_ERR_COUNT, "message too large");
-    size_t bytes = (size_t)recvcount * (size_t)rsize;
-    if (bytes == 0)
-        return MPI_SUCCESS;
-
-    int rank = rcoll_team_rank(team);
-    size_t nranks = (size_t)rcoll_team_size(team);
-    int in_place = sendbuf == MPI_IN_PLACE;
-    if (!in_place) {
-        if (!send_ok) {
-            ag_stand_in(team, bytes);
-            return ag_failed(comm, sendcount < 0 ? MPI_ERR_COUNT : MPI_ERR_TYPE,
-                             "invalid send count or type");
-        }
-        if ((unsigned long long)ssize * (unsigned long long)sendcount != bytes) {
-            ag_stand_in(team, bytes);
-            return ag_failed(comm, MPI_ERR_TRUNCATE,
-                             "send and receive sizes differ (type signature mismatch)");
-        }
-        if (sendbuf == recvbuf) {
-            ag_stand_in(team, bytes);
-            return ag_failed(comm, MPI_ERR_BUFFER, "send and receive buffer alias (use MPI_IN_PLACE)");
-        }
-    }
-    MPI_Aint rlb = 0, rextent = 0;
-    PMPI_Type_get_extent(recvtype, &rlb, &rextent);
-    int recv_plain = layout_is_plain(recvtype, 0);
-    int send_plain = in_place || layout_is_plain(sendtype, 0);
-
-    if (recv_plain) {
-        const void *src = sendbuf;
-        if (in_place) {
-            src = RCOLL_IN_PLACE;
-        } else if (!send_plain) {
-            MPI_Aint slb = 0, sextent = 0;
-            PMPI_Type_get_extent(sendtype, &slb, &sextent);
-            int rc = pack_elems(sendbuf, (size_t)sendcount, sendtype, ssize, sextent,
-                                (char *)recvbuf + (size_t)rank * bytes, comm);
-            if (rc != MPI_SUCCESS)
-                return ag_failed(comm, rc, "PMPI_Pack of the send data failed");
-            src = RCOLL_IN_PLACE;
-        }
-        rcoll_status_t st = rcoll_allgather(team, src, recvbuf, bytes);
-        return st == RCOLL_OK ? MPI_SUCCESS : rmpi_rcoll_failed(team, st, comm);
-    }
-
-    /* Non-plain receive layout: gather into a contiguous temporary, then unpack. */
-    if (nranks != 0 && bytes > SIZE_MAX / nranks)
-        return ag_failed(comm, MPI_ERR_COUNT, "message too large");
-    char *tmp = malloc(bytes * nranks);
-    if (tmp == NULL)
-        return ag_failed(comm, MPI_ERR_NO_MEM, "out of memory for the packing buffer");
-    MPI_Aint block_stride = (MPI_Aint)recvcount * rextent;
-    int rc;
-    if (in_place) {
-        rc = pack_elems(rmpi_addr_add(recvbuf, (MPI_Aint)rank * block_stride),
-                        (size_t)recvcount, recvtype, rsize, rextent, tmp + (size_t)rank * bytes,
-                        comm);
-    } else if (send_plain) {
-        memcpy(tmp + (size_t)rank * bytes, sendbuf, bytes);
-        rc = MPI_SUCCESS;
-    } else {
-        MPI_Aint slb = 0, sextent = 0;
-        PMPI_Type_get_extent(sendtype, &slb, &sextent);
-        rc = pack_elems(sendbuf, (size_t)sendcount, sendtype, ssize, sextent,
-                        tmp + (size_t)rank * bytes, comm);
-    }
-    if (rc != MPI_SUCCESS) {
-        free(tmp);
-        return ag_failed(comm, rc, "PMPI_Pack of the send data failed");
-    }
-    rcoll_status_t st = rcoll_allgather(team, RCOLL_IN_PLACE, tmp, bytes);
-    if (st != RCOLL_OK) {
-        free(tmp);
-        return rmpi_rcoll_failed(team, st, comm);
-    }
-    for (size_t i = 0; i < nranks && rc == MPI_SUCCESS; i++) {
-        if (in_place && i == (size_t)rank)
-            continue;
-        rc = unpack_elems(tmp + i * bytes, (size_t)recvcount, recvtype, rsize, rextent,
-                          rmpi_addr_add(recvbuf, (MPI_Aint)i * block_stride), comm);
-    }
-    free(tmp);
-    if (rc != MPI_SUCCESS)
-        return ag_failed(comm, rc, "PMPI_Unpack of the received data failed");
-    return MPI_SUCCESS;
 }

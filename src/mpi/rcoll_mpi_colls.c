@@ -1,7 +1,11 @@
-/* librcoll-mpi, the collectives besides MPI_Barrier and MPI_Allgather (rcoll_mpi.c): MPI_Alltoall,
+/* librcoll-mpi, the collectives besides MPI_Barrier (rcoll_mpi.c): MPI_Allgather, MPI_Alltoall,
  * MPI_Bcast, MPI_Gather, MPI_Scatter and the v-forms MPI_Allgatherv, MPI_Alltoallv, MPI_Gatherv,
- * MPI_Scatterv, on rcoll's byte-counted calls. The rules of rcoll_mpi.c's first comment hold;
- * what is particular to these:
+ * MPI_Scatterv, on rcoll's byte-counted calls. Each has a body (rmpi_body_<coll>: the checks,
+ * packing and the rcoll call once the route is decided) that its blocking wrapper here and its
+ * nonblocking and persistent wrappers in rcoll_mpi_nb.c share: given a plan (rmpi_plan_t) the
+ * body posts rcoll_i<coll> or binds rcoll_<coll>_init instead of calling rcoll_<coll>, and the
+ * plan records the packing before and the unpacking after the call and owns the temporaries.
+ * The rules of rcoll_mpi.c's first comment hold; what is particular to these:
  * - rcoll or PMPI_ is decided from the communicator (its team) and the root, as every rank
  *   knows them, and for the forms without v from a count of zero: MPI's type-signature rule
  *   makes it zero on every rank then, so every rank goes to PMPI_, which returns at once (and
@@ -33,20 +37,22 @@
 
 #define NONE (-1) /* no block to skip */
 
-/* One call: its communicator, name (for the messages) and team. */
-typedef struct {
-    MPI_Comm comm;
-    const char *name;
-    rcoll_team_t *team;
-    int rank, size;
-} call_t;
+/* One call: its communicator, name (for the messages), team and plan (rcoll_mpi_internal.h). */
+typedef rmpi_call_t call_t;
 
 /* A non-NULL stand-in for a NULL buffer of zero bytes (MPI allows it, rcoll wants an address). */
 static char dummy[1];
 
-static void *xalloc(size_t n)
+/* A temporary of the call: freed by c_free after a blocking call, owned by the plan otherwise. */
+static void *c_alloc(const call_t *c, size_t n)
 {
-    return malloc(n ? n : 1);
+    return c->plan ? rmpi_plan_alloc(c->plan, n ? n : 1) : malloc(n ? n : 1);
+}
+
+static void c_free(const call_t *c, void *p)
+{
+    if (!c->plan)
+        free(p);
 }
 
 static int fail(const call_t *c, int code, const char *what)
@@ -62,16 +68,22 @@ static int finish(const call_t *c, rcoll_status_t st)
 }
 
 /* 1 if rcoll runs the call, 0 for PMPI_: the same answer on every rank. */
-static int start(call_t *c, MPI_Comm comm, const char *name)
+int rmpi_call_start(call_t *c, MPI_Comm comm, const char *name)
 {
     c->comm = comm;
     c->name = name;
+    c->plan = NULL;
     c->team = rmpi_team_for(comm);
     if (c->team == NULL)
         return 0;
     c->rank = rcoll_team_rank(c->team);
     c->size = rcoll_team_size(c->team);
     return 1;
+}
+
+static int start(call_t *c, MPI_Comm comm, const char *name)
+{
+    return rmpi_call_start(c, comm, name);
 }
 
 /* The same for a rooted collective: an invalid root is left to PMPI_ to report. */
@@ -105,16 +117,117 @@ static int aliased(const call_t *c)
     return fail(c, MPI_ERR_BUFFER, "send and receive buffer alias (use MPI_IN_PLACE)");
 }
 
+/* The steps around the rcoll call: done at once by a blocking call, recorded by a plan (run
+ * before the call at each post or start, resp. after it completes). An MPI error code. */
+static int do_pack(const call_t *c, const void *in, size_t count, const rmpi_dtype_t *d, char *out)
+{
+    if (c->plan)
+        return rmpi_plan_step(c->plan, 0, RMPI_STEP_PACK, in, count, d, out);
+    return rmpi_pack(in, count, d, out, c->comm);
+}
+
+static int do_unpack(const call_t *c, int after, const char *in, size_t count,
+                     const rmpi_dtype_t *d, void *out)
+{
+    if (c->plan)
+        return rmpi_plan_step(c->plan, after, RMPI_STEP_UNPACK, in, count, d, out);
+    return rmpi_unpack(in, count, d, out, c->comm);
+}
+
+static int copy_before(const call_t *c, void *out, const void *in, size_t bytes)
+{
+    if (c->plan)
+        return rmpi_plan_step(c->plan, 0, RMPI_STEP_COPY, in, bytes, NULL, out);
+    if (bytes)
+        memcpy(out, in, bytes);
+    return MPI_SUCCESS;
+}
+
 static int pack(const call_t *c, const void *in, size_t count, const rmpi_dtype_t *d, char *out)
 {
-    int rc = rmpi_pack(in, count, d, out, c->comm);
+    int rc = do_pack(c, in, count, d, out);
     return rc == MPI_SUCCESS ? rc : fail(c, rc, "PMPI_Pack of the send data failed");
 }
 
+/* Unpacks after the call. */
 static int unpack(const call_t *c, const char *in, size_t count, const rmpi_dtype_t *d, void *out)
 {
-    int rc = rmpi_unpack(in, count, d, out, c->comm);
+    int rc = do_unpack(c, 1, in, count, d, out);
     return rc == MPI_SUCCESS ? rc : fail(c, rc, "PMPI_Unpack of the received data failed");
+}
+
+/* ---- the rcoll call: at once, posted (nonblocking plan) or bound (persistent plan) ---- */
+
+#define RUN(c, call, icall, initcall)                                                        \
+    do {                                                                                     \
+        if (!(c)->plan)                                                                      \
+            return call;                                                                     \
+        rcoll_request_t **q = rmpi_plan_request((c)->plan);                                  \
+        return rmpi_plan_persistent((c)->plan) ? initcall : icall;                           \
+    } while (0)
+
+static rcoll_status_t run_allgather(const call_t *c, const void *s, void *r, size_t bytes)
+{
+    RUN(c, rcoll_allgather(c->team, s, r, bytes), rcoll_iallgather(c->team, s, r, bytes, q),
+        rcoll_allgather_init(c->team, s, r, bytes, q));
+}
+
+static rcoll_status_t run_alltoall(const call_t *c, const void *s, void *r, size_t bytes)
+{
+    RUN(c, rcoll_alltoall(c->team, s, r, bytes), rcoll_ialltoall(c->team, s, r, bytes, q),
+        rcoll_alltoall_init(c->team, s, r, bytes, q));
+}
+
+static rcoll_status_t run_bcast(const call_t *c, void *buf, size_t bytes, int root)
+{
+    RUN(c, rcoll_bcast(c->team, buf, bytes, root), rcoll_ibcast(c->team, buf, bytes, root, q),
+        rcoll_bcast_init(c->team, buf, bytes, root, q));
+}
+
+static rcoll_status_t run_gather(const call_t *c, const void *s, void *r, size_t bytes, int root)
+{
+    RUN(c, rcoll_gather(c->team, s, r, bytes, root), rcoll_igather(c->team, s, r, bytes, root, q),
+        rcoll_gather_init(c->team, s, r, bytes, root, q));
+}
+
+static rcoll_status_t run_scatter(const call_t *c, const void *s, void *r, size_t bytes, int root)
+{
+    RUN(c, rcoll_scatter(c->team, s, r, bytes, root),
+        rcoll_iscatter(c->team, s, r, bytes, root, q),
+        rcoll_scatter_init(c->team, s, r, bytes, root, q));
+}
+
+static rcoll_status_t run_allgatherv(const call_t *c, const void *s, size_t sbytes, void *r,
+                                     const size_t *counts, const size_t *displs)
+{
+    RUN(c, rcoll_allgatherv(c->team, s, sbytes, r, counts, displs),
+        rcoll_iallgatherv(c->team, s, sbytes, r, counts, displs, q),
+        rcoll_allgatherv_init(c->team, s, sbytes, r, counts, displs, q));
+}
+
+static rcoll_status_t run_alltoallv(const call_t *c, const void *s, const size_t *scounts,
+                                    const size_t *sdispls, void *r, const size_t *rcounts,
+                                    const size_t *rdispls)
+{
+    RUN(c, rcoll_alltoallv(c->team, s, scounts, sdispls, r, rcounts, rdispls),
+        rcoll_ialltoallv(c->team, s, scounts, sdispls, r, rcounts, rdispls, q),
+        rcoll_alltoallv_init(c->team, s, scounts, sdispls, r, rcounts, rdispls, q));
+}
+
+static rcoll_status_t run_gatherv(const call_t *c, const void *s, size_t sbytes, void *r,
+                                  const size_t *counts, const size_t *displs, int root)
+{
+    RUN(c, rcoll_gatherv(c->team, s, sbytes, r, counts, displs, root),
+        rcoll_igatherv(c->team, s, sbytes, r, counts, displs, root, q),
+        rcoll_gatherv_init(c->team, s, sbytes, r, counts, displs, root, q));
+}
+
+static rcoll_status_t run_scatterv(const call_t *c, const void *s, const size_t *counts,
+                                   const size_t *displs, void *r, size_t rbytes, int root)
+{
+    RUN(c, rcoll_scatterv(c->team, s, counts, displs, r, rbytes, root),
+        rcoll_iscatterv(c->team, s, counts, displs, r, rbytes, root, q),
+        rcoll_scatterv_init(c->team, s, counts, displs, r, rbytes, root, q));
 }
 
 /* Block i of `count` elements of d in a typed buffer. */
@@ -131,11 +244,11 @@ static int send_view(const call_t *c, const void *buf, size_t count, const rmpi_
     *view = buf == NULL && bytes == 0 ? dummy : buf;
     if (d->plain)
         return MPI_SUCCESS;
-    if ((*tmp = xalloc(bytes)) == NULL)
+    if ((*tmp = c_alloc(c, bytes)) == NULL)
         return no_mem(c);
     int rc = pack(c, buf, count, d, *tmp);
     if (rc != MPI_SUCCESS) {
-        free(*tmp);
+        c_free(c, *tmp);
         *tmp = NULL;
         return rc;
     }
@@ -171,11 +284,11 @@ typedef struct {
     size_t local[2 * VSIDE_LOCAL];
 } vside_t;
 
-static void vside_free(vside_t *v)
+static void vside_free(const call_t *c, vside_t *v)
 {
     if (v->counts != v->local)
-        free(v->counts);
-    free(v->tmp);
+        c_free(c, v->counts);
+    c_free(c, v->tmp);
     v->counts = NULL;
     v->tmp = NULL;
 }
@@ -201,7 +314,9 @@ static int vside_init(const call_t *c, vside_t *v, const void *buf, const int *c
         return fail(c, MPI_ERR_ARG, "NULL counts or displacements");
     if (rmpi_dtype(type, &v->d) != MPI_SUCCESS)
         return fail(c, MPI_ERR_TYPE, "invalid datatype");
-    v->counts = v->n <= VSIDE_LOCAL ? v->local : malloc(2 * (size_t)v->n * sizeof(size_t));
+    /* (a plan's arrays outlive this call: rcoll reads them until the request completes) */
+    v->counts = v->n <= VSIDE_LOCAL && !c->plan ? v->local
+                                                : c_alloc(c, 2 * (size_t)v->n * sizeof(size_t));
     if (v->counts == NULL)
         return no_mem(c);
     v->displs = v->counts + v->n;
@@ -210,7 +325,7 @@ static int vside_init(const call_t *c, vside_t *v, const void *buf, const int *c
     for (int i = 0; i < v->n; i++) {
         if (rmpi_bytes(counts[i], &v->d, &v->counts[i]) != MPI_SUCCESS ||
             v->counts[i] > SIZE_MAX - total) {
-            vside_free(v);
+            vside_free(c, v);
             return fail(c, MPI_ERR_COUNT, "negative count or message too large");
         }
         v->displs[i] = total; /* the packed layout */
@@ -224,8 +339,8 @@ static int vside_init(const call_t *c, vside_t *v, const void *buf, const int *c
         v->view = buf == NULL && total == 0 ? dummy : (char *)buf;
         return MPI_SUCCESS;
     }
-    if ((v->tmp = xalloc(total)) == NULL) {
-        vside_free(v);
+    if ((v->tmp = c_alloc(c, total)) == NULL) {
+        vside_free(c, v);
         return no_mem(c);
     }
     v->view = v->tmp;
@@ -282,9 +397,8 @@ static int vside_own_send(const call_t *c, vside_t *v, int own, const void *send
         return send_view(c, sendbuf, (size_t)sendcount, &sd, *sbytes, sview, stmp);
     *sview = RCOLL_IN_PLACE;
     if (sd.plain) {
-        if (*sbytes)
-            memcpy(v->tmp + v->displs[own], sendbuf, *sbytes);
-        return MPI_SUCCESS;
+        int rc = copy_before(c, v->tmp + v->displs[own], sendbuf, *sbytes);
+        return rc == MPI_SUCCESS ? rc : no_mem(c);
     }
     return pack(c, sendbuf, (size_t)sendcount, &sd, v->tmp + v->displs[own]);
 }
@@ -358,9 +472,12 @@ static void not_aliased(verdict_t *v, const void *sendbuf, size_t sbytes, const 
         note(v, MPI_ERR_BUFFER, "send and receive buffer alias (use MPI_IN_PLACE)");
 }
 
-static void *scratch(size_t bytes)
+/* Zeroed scratch memory of the call (c_free frees it). */
+static void *scratch(const call_t *c, size_t bytes)
 {
-    return bytes == UNKNOWN ? NULL : calloc(bytes ? bytes : 1, 1);
+    if (bytes == UNKNOWN)
+        return NULL;
+    return c->plan ? rmpi_plan_alloc(c->plan, bytes ? bytes : 1) : calloc(bytes ? bytes : 1, 1);
 }
 
 /* The erroneous rank's part, then its report. */
@@ -371,10 +488,18 @@ static int refuse(const call_t *c, const verdict_t *v)
 
 static void stand_in_alltoall(const call_t *c, size_t block)
 {
-    char *tmp = scratch(blocks_bytes(&(verdict_t){0}, (size_t)c->size, block));
+    char *tmp = scratch(c, blocks_bytes(&(verdict_t){0}, (size_t)c->size, block));
     if (tmp)
-        rcoll_alltoall(c->team, RCOLL_IN_PLACE, tmp, block);
-    free(tmp);
+        run_alltoall(c, RCOLL_IN_PLACE, tmp, block);
+    c_free(c, tmp);
+}
+
+static void stand_in_allgather(const call_t *c, size_t block)
+{
+    char *tmp = scratch(c, blocks_bytes(&(verdict_t){0}, (size_t)c->size, block));
+    if (tmp)
+        run_allgather(c, RCOLL_IN_PLACE, tmp, block);
+    c_free(c, tmp);
 }
 
 /* A rooted call's part: the root gathers into / scatters from scratch, a leaf sends zeros or
@@ -382,22 +507,23 @@ static void stand_in_alltoall(const call_t *c, size_t block)
 static void stand_in_rooted(const call_t *c, int gather, size_t block, int root)
 {
     int am_root = c->rank == root;
-    char *tmp = scratch(am_root ? blocks_bytes(&(verdict_t){0}, (size_t)c->size, block) : block);
+    char *tmp =
+        scratch(c, am_root ? blocks_bytes(&(verdict_t){0}, (size_t)c->size, block) : block);
     if (!tmp)
         return;
     if (gather)
-        rcoll_gather(c->team, am_root ? RCOLL_IN_PLACE : tmp, tmp, block, root);
+        run_gather(c, am_root ? RCOLL_IN_PLACE : tmp, tmp, block, root);
     else
-        rcoll_scatter(c->team, tmp, am_root ? RCOLL_IN_PLACE : tmp, block, root);
-    free(tmp);
+        run_scatter(c, tmp, am_root ? RCOLL_IN_PLACE : tmp, block, root);
+    c_free(c, tmp);
 }
 
 static void stand_in_bcast(const call_t *c, size_t bytes, int root)
 {
-    char *tmp = scratch(bytes);
+    char *tmp = scratch(c, bytes);
     if (tmp)
-        rcoll_bcast(c->team, tmp, bytes, root);
-    free(tmp);
+        run_bcast(c, tmp, bytes, root);
+    c_free(c, tmp);
 }
 
 /* Packed displacements for counts (back to back in rank order); the total, or UNKNOWN. */
@@ -418,7 +544,7 @@ static size_t packed(const size_t *counts, size_t *displs, int n)
 static void stand_in_v(const call_t *c, char kind, const size_t *scounts, const size_t *rcounts)
 {
     size_t n = (size_t)c->size;
-    size_t *arr = calloc(4 * n, sizeof *arr);
+    size_t *arr = scratch(c, blocks_bytes(&(verdict_t){0}, 4 * n, sizeof *arr));
     if (!arr)
         return;
     size_t *sc = arr, *sd = arr + n, *rc = arr + 2 * n, *rd = arr + 3 * n;
@@ -429,18 +555,18 @@ static void stand_in_v(const call_t *c, char kind, const size_t *scounts, const 
     if (kind != 'g')
         sc[c->rank] = rc[c->rank] = 0; /* nothing moves to itself (allgatherv: its zeros go out) */
     size_t stotal = packed(sc, sd, c->size), rtotal = packed(rc, rd, c->size);
-    char *sbuf = scratch(stotal), *rbuf = scratch(rtotal);
+    char *sbuf = scratch(c, stotal), *rbuf = scratch(c, rtotal);
     if (sbuf && rbuf && kind == 'g')
-        rcoll_allgatherv(c->team, RCOLL_IN_PLACE, 0, rbuf, rc, rd);
+        run_allgatherv(c, RCOLL_IN_PLACE, 0, rbuf, rc, rd);
     else if (sbuf && rbuf && kind == 'a')
-        rcoll_alltoallv(c->team, sbuf, sc, sd, rbuf, rc, rd);
+        run_alltoallv(c, sbuf, sc, sd, rbuf, rc, rd);
     else if (sbuf && rbuf && kind == 'G')
-        rcoll_gatherv(c->team, RCOLL_IN_PLACE, 0, rbuf, rc, rd, c->rank);
+        run_gatherv(c, RCOLL_IN_PLACE, 0, rbuf, rc, rd, c->rank);
     else if (sbuf && rbuf && kind == 'S')
-        rcoll_scatterv(c->team, sbuf, sc, sd, RCOLL_IN_PLACE, 0, c->rank);
-    free(sbuf);
-    free(rbuf);
-    free(arr);
+        run_scatterv(c, sbuf, sc, sd, RCOLL_IN_PLACE, 0, c->rank);
+    c_free(c, sbuf);
+    c_free(c, rbuf);
+    c_free(c, arr);
 }
 
 /* ---- MPI_Bcast ---- */
@@ -450,6 +576,12 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
     call_t c;
     if (count == 0 || !start_rooted(&c, comm, "MPI_Bcast", root))
         return PMPI_Bcast(buffer, count, datatype, root, comm);
+    return rmpi_body_bcast(&c, buffer, count, datatype, root);
+}
+
+int rmpi_body_bcast(call_t *cp, void *buffer, int count, MPI_Datatype datatype, int root)
+{
+    const call_t c = *cp;
     rmpi_dtype_t d = {0};
     verdict_t v = {0};
     size_t bytes = side_bytes(&v, datatype, count, &d);
@@ -461,23 +593,23 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
         return refuse(&c, &v);
     }
     if (d.plain)
-        return finish(&c, rcoll_bcast(c.team, buffer, bytes, root));
-    char *tmp = xalloc(bytes);
+        return finish(&c, run_bcast(&c, buffer, bytes, root));
+    char *tmp = c_alloc(&c, bytes);
     if (tmp == NULL) {
         stand_in_bcast(&c, bytes, root);
         return no_mem(&c);
     }
     int rc = MPI_SUCCESS;
     if (c.rank == root)
-        rc = rmpi_pack(buffer, (size_t)count, &d, tmp, c.comm);
-    rcoll_status_t st = rcoll_bcast(c.team, tmp, bytes, root);
+        rc = do_pack(&c, buffer, (size_t)count, &d, tmp);
+    rcoll_status_t st = run_bcast(&c, tmp, bytes, root);
     if (rc != MPI_SUCCESS) {
-        free(tmp);
+        c_free(&c, tmp);
         return fail(&c, rc, "PMPI_Pack of the send data failed");
     }
     if (st == RCOLL_OK && c.rank != root)
         rc = unpack(&c, tmp, (size_t)count, &d, buffer);
-    free(tmp);
+    c_free(&c, tmp);
     return st == RCOLL_OK ? rc : finish(&c, st);
 }
 
@@ -496,10 +628,10 @@ static int gather_leaf(const call_t *c, const void *sendbuf, int sendcount,
         if (bytes != UNKNOWN && !v)
             stand_in_rooted(c, 1, bytes, root);
         else if (bytes != UNKNOWN) {
-            char *tmp = scratch(bytes);
+            char *tmp = scratch(c, bytes);
             if (tmp)
-                rcoll_gatherv(c->team, tmp, bytes, NULL, NULL, NULL, root);
-            free(tmp);
+                run_gatherv(c, tmp, bytes, NULL, NULL, NULL, root);
+            c_free(c, tmp);
         }
         return refuse(c, &ver);
     }
@@ -508,9 +640,9 @@ static int gather_leaf(const call_t *c, const void *sendbuf, int sendcount,
     int rc = send_view(c, sendbuf, (size_t)sendcount, &sd, bytes, &view, &tmp);
     if (rc != MPI_SUCCESS)
         return rc;
-    rcoll_status_t st = v ? rcoll_gatherv(c->team, view, bytes, NULL, NULL, NULL, root)
-                          : rcoll_gather(c->team, view, NULL, bytes, root);
-    free(tmp);
+    rcoll_status_t st = v ? run_gatherv(c, view, bytes, NULL, NULL, NULL, root)
+                          : run_gather(c, view, NULL, bytes, root);
+    c_free(c, tmp);
     return finish(c, st);
 }
 
@@ -535,7 +667,7 @@ static int gather_root(const call_t *c, const void *sendbuf, int sendcount,
     }
     char *rtmp = NULL;
     char *rview = recvbuf;
-    if (!rd.plain && (rview = rtmp = xalloc(total)) == NULL) {
+    if (!rd.plain && (rview = rtmp = c_alloc(c, total)) == NULL) {
         stand_in_rooted(c, 1, block, c->rank);
         return no_mem(c);
     }
@@ -543,21 +675,21 @@ static int gather_root(const call_t *c, const void *sendbuf, int sendcount,
     const void *sview = RCOLL_IN_PLACE;
     int rc = MPI_SUCCESS;
     if (in_place && rtmp)
-        rc = rmpi_pack(block_at(recvbuf, (size_t)c->rank, recvcount, &rd), (size_t)recvcount,
-                       &rd, own, c->comm);
+        rc = do_pack(c, block_at(recvbuf, (size_t)c->rank, recvcount, &rd), (size_t)recvcount,
+                     &rd, own);
     else if (!in_place && sd.plain)
         sview = sendbuf == NULL && sbytes == 0 ? dummy : sendbuf;
     else if (!in_place)
-        rc = rmpi_pack(sendbuf, (size_t)sendcount, &sd, own, c->comm);
-    rcoll_status_t st = rcoll_gather(c->team, sview, rview, block, c->rank);
+        rc = do_pack(c, sendbuf, (size_t)sendcount, &sd, own);
+    rcoll_status_t st = run_gather(c, sview, rview, block, c->rank);
     if (rc != MPI_SUCCESS) {
-        free(rtmp);
+        c_free(c, rtmp);
         return fail(c, rc, "PMPI_Pack of the send data failed");
     }
     if (st == RCOLL_OK && rtmp)
         rc = unpack_blocks(c, rtmp, (size_t)c->size, block, recvcount, &rd, recvbuf,
                            in_place ? c->rank : NONE);
-    free(rtmp);
+    c_free(c, rtmp);
     return rc != MPI_SUCCESS ? rc : finish(c, st);
 }
 
@@ -569,9 +701,15 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
         !start_rooted(&c, comm, "MPI_Gather", root))
         return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                            comm);
-    if (c.rank != root)
-        return gather_leaf(&c, sendbuf, sendcount, sendtype, root, 0);
-    return gather_root(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+    return rmpi_body_gather(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+}
+
+int rmpi_body_gather(call_t *c, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                     void *recvbuf, int recvcount, MPI_Datatype recvtype, int root)
+{
+    if (c->rank != root)
+        return gather_leaf(c, sendbuf, sendcount, sendtype, root, 0);
+    return gather_root(c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
 }
 
 /* ---- MPI_Scatter ---- */
@@ -579,8 +717,8 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 /* A rank that is not the root, of MPI_Scatter (v = 0) or MPI_Scatterv (v = 1): receives only. */
 static rcoll_status_t scatter_call(const call_t *c, void *recvbuf, size_t bytes, int root, int v)
 {
-    return v ? rcoll_scatterv(c->team, NULL, NULL, NULL, recvbuf, bytes, root)
-             : rcoll_scatter(c->team, NULL, recvbuf, bytes, root);
+    return v ? run_scatterv(c, NULL, NULL, NULL, recvbuf, bytes, root)
+             : run_scatter(c, NULL, recvbuf, bytes, root);
 }
 
 static int scatter_leaf(const call_t *c, void *recvbuf, int recvcount, MPI_Datatype recvtype,
@@ -592,15 +730,15 @@ static int scatter_leaf(const call_t *c, void *recvbuf, int recvcount, MPI_Datat
     if (recvbuf == MPI_IN_PLACE)
         note(&ver, MPI_ERR_BUFFER, "MPI_IN_PLACE on a rank that is not the root");
     if (ver.code != MPI_SUCCESS) {
-        char *tmp = scratch(bytes);
+        char *tmp = scratch(c, bytes);
         if (tmp)
             scatter_call(c, tmp, bytes, root, v);
-        free(tmp);
+        c_free(c, tmp);
         return refuse(c, &ver);
     }
     if (rd.plain)
         return finish(c, scatter_call(c, recvbuf, bytes, root, v));
-    char *tmp = xalloc(bytes);
+    char *tmp = c_alloc(c, bytes);
     if (tmp == NULL) {
         stand_in_rooted(c, 0, bytes, root);
         return no_mem(c);
@@ -609,7 +747,7 @@ static int scatter_leaf(const call_t *c, void *recvbuf, int recvcount, MPI_Datat
     rcoll_status_t st = scatter_call(c, tmp, bytes, root, v);
     if (st == RCOLL_OK)
         rc = unpack(c, tmp, (size_t)recvcount, &rd, recvbuf);
-    free(tmp);
+    c_free(c, tmp);
     return st == RCOLL_OK ? rc : finish(c, st);
 }
 
@@ -643,11 +781,11 @@ static int scatter_root(const call_t *c, const void *sendbuf, int sendcount,
     void *rview = in_place ? (void *)RCOLL_IN_PLACE : recvbuf;
     if (!in_place && !rd.plain) {
         rview = (void *)RCOLL_IN_PLACE;
-        rc = rmpi_unpack((const char *)sview + (size_t)c->rank * block, (size_t)recvcount, &rd,
-                         recvbuf, c->comm);
+        rc = do_unpack(c, 0, (const char *)sview + (size_t)c->rank * block, (size_t)recvcount,
+                       &rd, recvbuf);
     }
-    rcoll_status_t st = rcoll_scatter(c->team, sview, rview, block, c->rank);
-    free(stmp);
+    rcoll_status_t st = run_scatter(c, sview, rview, block, c->rank);
+    c_free(c, stmp);
     if (rc != MPI_SUCCESS)
         return fail(c, rc, "PMPI_Unpack of the root's own block failed");
     return finish(c, st);
@@ -661,9 +799,16 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
         !start_rooted(&c, comm, "MPI_Scatter", root))
         return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                             comm);
-    if (c.rank != root)
-        return scatter_leaf(&c, recvbuf, recvcount, recvtype, root, 0);
-    return scatter_root(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+    return rmpi_body_scatter(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                             root);
+}
+
+int rmpi_body_scatter(call_t *c, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, int recvcount, MPI_Datatype recvtype, int root)
+{
+    if (c->rank != root)
+        return scatter_leaf(c, recvbuf, recvcount, recvtype, root, 0);
+    return scatter_root(c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
 }
 
 /* ---- MPI_Alltoall ---- */
@@ -674,6 +819,13 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     call_t c;
     if ((sendbuf == MPI_IN_PLACE ? recvcount : sendcount) == 0 || !start(&c, comm, "MPI_Alltoall"))
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return rmpi_body_alltoall(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+}
+
+int rmpi_body_alltoall(call_t *cp, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, int recvcount, MPI_Datatype recvtype)
+{
+    const call_t c = *cp;
     rmpi_dtype_t rd = {0}, sd = {0};
     verdict_t v = {0};
     size_t n = (size_t)c.size;
@@ -690,7 +842,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     }
     char *rtmp = NULL;
     void *rview = recvbuf;
-    if (!rd.plain && (rview = rtmp = xalloc(total)) == NULL) {
+    if (!rd.plain && (rview = rtmp = c_alloc(&c, total)) == NULL) {
         stand_in_alltoall(&c, block);
         return no_mem(&c);
     }
@@ -698,21 +850,109 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     char *stmp = NULL;
     int rc = MPI_SUCCESS;
     if (in_place && rtmp)
-        rc = rmpi_pack(recvbuf, n * (size_t)recvcount, &rd, rtmp, c.comm);
+        rc = do_pack(&c, recvbuf, n * (size_t)recvcount, &rd, rtmp);
     else if (!in_place)
         rc = send_view(&c, sendbuf, n * (size_t)sendcount, &sd, total, &sview, &stmp);
     if (rc != MPI_SUCCESS) {
-        free(rtmp);
+        c_free(&c, rtmp);
         stand_in_alltoall(&c, block);
         return in_place ? fail(&c, rc, "PMPI_Pack of the send data failed") : rc;
     }
-    rcoll_status_t st = rcoll_alltoall(c.team, sview, rview, block);
+    rcoll_status_t st = run_alltoall(&c, sview, rview, block);
     if (st == RCOLL_OK && rtmp)
         rc = unpack(&c, rtmp, n * (size_t)recvcount, &rd, recvbuf);
-    free(stmp);
-    free(rtmp);
+    c_free(&c, stmp);
+    c_free(&c, rtmp);
     return rc != MPI_SUCCESS ? rc : finish(&c, st);
 }
+/* ---- MPI_Allgather ---- */
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    call_t c;
+    if ((sendbuf == MPI_IN_PLACE ? recvcount : sendcount) == 0 ||
+        !start(&c, comm, "MPI_Allgather"))
+        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return rmpi_body_allgather(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+}
+
+/* A receive layout that is not plain: gathered into a contiguous temporary, then unpacked. */
+static int allgather_packed(const call_t *c, const void *sendbuf, int sendcount,
+                            const rmpi_dtype_t *sd, void *recvbuf, int recvcount,
+                            const rmpi_dtype_t *rd, size_t bytes)
+{
+    size_t n = (size_t)c->size;
+    int in_place = sendbuf == MPI_IN_PLACE;
+    if (bytes > SIZE_MAX / n)
+        return fail(c, MPI_ERR_COUNT, "message too large");
+    char *tmp = c_alloc(c, bytes * n);
+    if (tmp == NULL)
+        return no_mem(c);
+    char *own = tmp + (size_t)c->rank * bytes;
+    int rc;
+    if (in_place)
+        rc = pack(c, block_at(recvbuf, (size_t)c->rank, recvcount, rd), (size_t)recvcount, rd,
+                  own);
+    else if (sd->plain)
+        rc = copy_before(c, own, sendbuf, bytes) == MPI_SUCCESS ? MPI_SUCCESS : no_mem(c);
+    else
+        rc = pack(c, sendbuf, (size_t)sendcount, sd, own);
+    if (rc != MPI_SUCCESS) {
+        c_free(c, tmp);
+        return rc;
+    }
+    rcoll_status_t st = run_allgather(c, RCOLL_IN_PLACE, tmp, bytes);
+    if (st == RCOLL_OK)
+        rc = unpack_blocks(c, tmp, n, bytes, recvcount, rd, recvbuf, in_place ? c->rank : NONE);
+    c_free(c, tmp);
+    return rc != MPI_SUCCESS ? rc : finish(c, st);
+}
+
+int rmpi_body_allgather(call_t *c, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, int recvcount, MPI_Datatype recvtype)
+{
+    rmpi_dtype_t rd = {0}, sd = {0};
+    int in_place = sendbuf == MPI_IN_PLACE;
+    int send_ok = !in_place && sendcount >= 0 && rmpi_dtype(sendtype, &sd) == MPI_SUCCESS;
+    if (recvcount < 0 || rmpi_dtype(recvtype, &rd) != MPI_SUCCESS) {
+        if (send_ok && (size_t)sendcount <= SIZE_MAX / ((size_t)sd.size + 1))
+            stand_in_allgather(c, (size_t)sendcount * (size_t)sd.size);
+        return fail(c, recvcount < 0 ? MPI_ERR_COUNT : MPI_ERR_TYPE,
+                    "invalid receive count or type");
+    }
+    /* Bytes per rank: the same on every rank (type signatures match). */
+    size_t bytes = 0;
+    if (rmpi_bytes(recvcount, &rd, &bytes) != MPI_SUCCESS)
+        return fail(c, MPI_ERR_COUNT, "message too large");
+    if (bytes == 0)
+        return MPI_SUCCESS;
+    if (!in_place) {
+        verdict_t v = {0};
+        if (!send_ok)
+            note(&v, sendcount < 0 ? MPI_ERR_COUNT : MPI_ERR_TYPE, "invalid send count or type");
+        else if ((unsigned long long)sd.size * (unsigned long long)sendcount != bytes)
+            note(&v, MPI_ERR_TRUNCATE, "send and receive sizes differ (type signature mismatch)");
+        else if (sendbuf == recvbuf)
+            note(&v, MPI_ERR_BUFFER, "send and receive buffer alias (use MPI_IN_PLACE)");
+        if (v.code != MPI_SUCCESS) {
+            stand_in_allgather(c, bytes);
+            return refuse(c, &v);
+        }
+    }
+    if (!rd.plain)
+        return allgather_packed(c, sendbuf, sendcount, &sd, recvbuf, recvcount, &rd, bytes);
+    const void *src = in_place ? RCOLL_IN_PLACE : sendbuf;
+    if (!in_place && !sd.plain) {
+        int rc = pack(c, sendbuf, (size_t)sendcount, &sd,
+                      (char *)recvbuf + (size_t)c->rank * bytes);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        src = RCOLL_IN_PLACE;
+    }
+    return finish(c, run_allgather(c, src, recvbuf, bytes));
+}
+
 /* ---- MPI_Allgatherv ---- */
 
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -723,6 +963,15 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     if (!start(&c, comm, "MPI_Allgatherv"))
         return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                recvtype, comm);
+    return rmpi_body_allgatherv(&c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                recvtype);
+}
+
+int rmpi_body_allgatherv(call_t *cp, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, const int recvcounts[], const int displs[],
+                         MPI_Datatype recvtype)
+{
+    const call_t c = *cp;
     vside_t r;
     int rc = vside_init(&c, &r, recvbuf, recvcounts, displs, recvtype);
     if (rc != MPI_SUCCESS)
@@ -742,11 +991,11 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
         stand_in_v(&c, 'g', NULL, r.counts);
     rcoll_status_t st = RCOLL_OK;
     if (rc == MPI_SUCCESS)
-        st = rcoll_allgatherv(c.team, sview, sbytes, r.view, r.counts, r.displs);
+        st = run_allgatherv(&c, sview, sbytes, r.view, r.counts, r.displs);
     if (rc == MPI_SUCCESS && st == RCOLL_OK)
         rc = vside_unpack_all(&c, &r, in_place ? c.rank : NONE);
-    free(stmp);
-    vside_free(&r);
+    c_free(&c, stmp);
+    vside_free(&c, &r);
     return rc != MPI_SUCCESS ? rc : finish(&c, st);
 }
 
@@ -760,6 +1009,15 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
     if (!start(&c, comm, "MPI_Alltoallv"))
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, comm);
+    return rmpi_body_alltoallv(&c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                               rdispls, recvtype);
+}
+
+int rmpi_body_alltoallv(call_t *cp, const void *sendbuf, const int sendcounts[],
+                        const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int rdispls[], MPI_Datatype recvtype)
+{
+    const call_t c = *cp;
     int in_place = sendbuf == MPI_IN_PLACE;
     vside_t r, s;
     memset(&s, 0, sizeof s);
@@ -779,13 +1037,13 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
         stand_in_v(&c, 'a', in_place ? r.counts : s.counts, r.counts);
     rcoll_status_t st = RCOLL_OK;
     if (rc == MPI_SUCCESS && in_place)
-        st = rcoll_alltoallv(c.team, RCOLL_IN_PLACE, NULL, NULL, r.view, r.counts, r.displs);
+        st = run_alltoallv(&c, RCOLL_IN_PLACE, NULL, NULL, r.view, r.counts, r.displs);
     else if (rc == MPI_SUCCESS)
-        st = rcoll_alltoallv(c.team, s.view, s.counts, s.displs, r.view, r.counts, r.displs);
+        st = run_alltoallv(&c, s.view, s.counts, s.displs, r.view, r.counts, r.displs);
     if (rc == MPI_SUCCESS && st == RCOLL_OK)
         rc = vside_unpack_all(&c, &r, NONE);
-    vside_free(&s);
-    vside_free(&r);
+    vside_free(&c, &s);
+    vside_free(&c, &r);
     return rc != MPI_SUCCESS ? rc : finish(&c, st);
 }
 
@@ -814,11 +1072,11 @@ static int gatherv_root(const call_t *c, const void *sendbuf, int sendcount,
         stand_in_v(c, 'G', NULL, r.counts);
     rcoll_status_t st = RCOLL_OK;
     if (rc == MPI_SUCCESS)
-        st = rcoll_gatherv(c->team, sview, sbytes, r.view, r.counts, r.displs, c->rank);
+        st = run_gatherv(c, sview, sbytes, r.view, r.counts, r.displs, c->rank);
     if (rc == MPI_SUCCESS && st == RCOLL_OK)
         rc = vside_unpack_all(c, &r, in_place ? c->rank : NONE);
-    free(stmp);
-    vside_free(&r);
+    c_free(c, stmp);
+    vside_free(c, &r);
     return rc != MPI_SUCCESS ? rc : finish(c, st);
 }
 
@@ -830,10 +1088,17 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     if (!start_rooted(&c, comm, "MPI_Gatherv", root))
         return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                             root, comm);
-    if (c.rank != root)
-        return gather_leaf(&c, sendbuf, sendcount, sendtype, root, 1);
-    return gatherv_root(&c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                        recvtype);
+    return rmpi_body_gatherv(&c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                             recvtype, root);
+}
+
+int rmpi_body_gatherv(call_t *c, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, const int recvcounts[], const int displs[],
+                      MPI_Datatype recvtype, int root)
+{
+    if (c->rank != root)
+        return gather_leaf(c, sendbuf, sendcount, sendtype, root, 1);
+    return gatherv_root(c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
 }
 
 /* ---- MPI_Scatterv ---- */
@@ -862,12 +1127,14 @@ static int scatterv_root(const call_t *c, const void *sendbuf, const int *sendco
     /* A receive layout that is not plain: the root unpacks its own block from the send data. */
     if (rc == MPI_SUCCESS && !in_place && rd.plain)
         rview = recvbuf;
-    else if (rc == MPI_SUCCESS && !in_place)
-        rc = unpack(c, s.view + s.displs[c->rank], (size_t)recvcount, &rd, recvbuf);
+    else if (rc == MPI_SUCCESS && !in_place &&
+             (rc = do_unpack(c, 0, s.view + s.displs[c->rank], (size_t)recvcount, &rd,
+                             recvbuf)) != MPI_SUCCESS)
+        rc = fail(c, rc, "PMPI_Unpack of the root's own block failed");
     rcoll_status_t st = RCOLL_OK;
     if (rc == MPI_SUCCESS)
-        st = rcoll_scatterv(c->team, s.view, s.counts, s.displs, rview, rbytes, c->rank);
-    vside_free(&s);
+        st = run_scatterv(c, s.view, s.counts, s.displs, rview, rbytes, c->rank);
+    vside_free(c, &s);
     return rc != MPI_SUCCESS ? rc : finish(c, st);
 }
 
@@ -879,8 +1146,16 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
     if (!start_rooted(&c, comm, "MPI_Scatterv", root))
         return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                              recvtype, root, comm);
-    if (c.rank != root)
-        return scatter_leaf(&c, recvbuf, recvcount, recvtype, root, 1);
-    return scatterv_root(&c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+    return rmpi_body_scatterv(&c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                              recvtype, root);
+}
+
+int rmpi_body_scatterv(call_t *c, const void *sendbuf, const int sendcounts[],
+                       const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, int root)
+{
+    if (c->rank != root)
+        return scatter_leaf(c, recvbuf, recvcount, recvtype, root, 1);
+    return scatterv_root(c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                          recvtype);
 }

@@ -1,11 +1,16 @@
-/* What the drop-in's two files share: rcoll_mpi.c (the process state, teams per communicator,
- * MPI_Init/Finalize, MPI_Barrier, MPI_Allgather) gives rcoll_mpi_colls.c (the other collectives)
- * the team lookup, the error reporting and the datatype helpers. Internal: not exported from
- * librcoll-mpi.so. */
+/* What the drop-in's three files share: rcoll_mpi.c (the process state, teams per
+ * communicator, MPI_Init/Finalize, MPI_Barrier) gives rcoll_mpi_colls.c (the other collectives'
+ * bodies and blocking wrappers) and rcoll_mpi_nb.c (nonblocking and persistent wrappers, their
+ * requests, the completion calls) the team lookup, the error reporting and the datatype
+ * helpers; rcoll_mpi_colls.c gives rcoll_mpi_nb.c the bodies, which run a call at once or
+ * through a plan (rmpi_plan_t: the call posted or bound, its packing deferred). Internal: not
+ * exported from librcoll-mpi.so. */
 #ifndef RCOLL_MPI_INTERNAL_H
 #define RCOLL_MPI_INTERNAL_H
 
 #include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +22,8 @@
  * the first time (it may create the team); the answer is the same on every rank. */
 RMPI_HIDDEN rcoll_team_t *rmpi_team_for(MPI_Comm comm);
 
+/* The MPI error class of an rcoll error (MPI_ERR_TRUNCATE, MPI_ERR_ARG or MPI_ERR_OTHER). */
+RMPI_HIDDEN int rmpi_rcoll_code(rcoll_status_t st);
 /* An rcoll call failed: prints "rcoll: <detail>", raises MPI_ERR_OTHER through comm's error
  * handler and returns it. */
 RMPI_HIDDEN int rmpi_rcoll_failed(rcoll_team_t *team, rcoll_status_t st, MPI_Comm comm);
@@ -44,6 +51,95 @@ RMPI_HIDDEN int rmpi_pack(const void *in, size_t count, const rmpi_dtype_t *d, c
                           MPI_Comm comm);
 RMPI_HIDDEN int rmpi_unpack(const char *in, size_t count, const rmpi_dtype_t *d, void *out,
                             MPI_Comm comm);
+
+/* A team kept alive by a request: MPI_Comm_free (or MPI_Finalize) destroys the team of a
+ * communicator only once the last hold is released. NULL if comm has no team. */
+typedef struct rmpi_hold rmpi_hold_t;
+RMPI_HIDDEN rmpi_hold_t *rmpi_team_hold(MPI_Comm comm);
+RMPI_HIDDEN void rmpi_team_release(rmpi_hold_t *h);
+/* Says once per process (RCOLL_LOG=info) that comm's nonblocking and persistent collectives
+ * go to the MPI library: its team's requests progress only in its own calls (`how`). */
+RMPI_HIDDEN void rmpi_log_caller_mode(MPI_Comm comm, const char *how);
+/* The thread level MPI provides (the highest of all ranks where agreed). */
+RMPI_HIDDEN int rmpi_thread_level(void);
+
+/* ---- plans: a call posted (nonblocking) or bound (persistent) rather than run at once ----
+ * A wrapper's body runs the same checks in every mode; where the blocking call packs, unpacks
+ * or copies around the rcoll call, a plan records the step instead: the steps before the call
+ * run when it is posted (each start, for a persistent one), those after it when it completes.
+ * Temporaries belong to the plan (freed with it). rcoll_mpi_nb.c owns plans. */
+typedef enum { RMPI_POST, RMPI_INIT } rmpi_mode_t;
+typedef struct rmpi_plan rmpi_plan_t;
+
+/* One call of a wrapper: its communicator, name (for the messages), team and plan (NULL: the
+ * call runs at once, blocking). */
+typedef struct {
+    MPI_Comm comm;
+    const char *name;
+    rcoll_team_t *team;
+    rmpi_plan_t *plan;
+    int rank, size;
+} rmpi_call_t;
+
+/* Memory that lives as long as the plan (zeroed); NULL if out of memory. */
+RMPI_HIDDEN void *rmpi_plan_alloc(rmpi_plan_t *p, size_t bytes);
+/* Records a step: pack (`count` elements of d at in -> out), unpack (out <- in) or copy
+ * (`count` bytes), run before the call (after = 0) or after it completes (after = 1). MPI
+ * error code (MPI_ERR_NO_MEM). */
+enum { RMPI_STEP_PACK, RMPI_STEP_UNPACK, RMPI_STEP_COPY };
+RMPI_HIDDEN int rmpi_plan_step(rmpi_plan_t *p, int after, int kind, const void *in, size_t count,
+                               const rmpi_dtype_t *d, void *out);
+/* Where the call's rcoll request goes; for a nonblocking plan the steps before the call have
+ * just run. NULL for a blocking call (p NULL). */
+RMPI_HIDDEN rcoll_request_t **rmpi_plan_request(rmpi_plan_t *p);
+RMPI_HIDDEN int rmpi_plan_persistent(const rmpi_plan_t *p);
+
+/* The bodies of the collectives (rcoll_mpi_colls.c): everything after the route was decided
+ * (c->team set; c->plan set for a nonblocking or persistent call). An MPI error code. */
+RMPI_HIDDEN int rmpi_call_start(rmpi_call_t *c, MPI_Comm comm, const char *name);
+RMPI_HIDDEN int rmpi_body_allgather(rmpi_call_t *c, const void *sendbuf, int sendcount,
+                                    MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                    MPI_Datatype recvtype);
+RMPI_HIDDEN int rmpi_body_alltoall(rmpi_call_t *c, const void *sendbuf, int sendcount,
+                                   MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                   MPI_Datatype recvtype);
+RMPI_HIDDEN int rmpi_body_bcast(rmpi_call_t *c, void *buffer, int count, MPI_Datatype datatype,
+                                int root);
+RMPI_HIDDEN int rmpi_body_gather(rmpi_call_t *c, const void *sendbuf, int sendcount,
+                                 MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                 MPI_Datatype recvtype, int root);
+RMPI_HIDDEN int rmpi_body_scatter(rmpi_call_t *c, const void *sendbuf, int sendcount,
+                                  MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                  MPI_Datatype recvtype, int root);
+RMPI_HIDDEN int rmpi_body_allgatherv(rmpi_call_t *c, const void *sendbuf, int sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                     const int displs[], MPI_Datatype recvtype);
+RMPI_HIDDEN int rmpi_body_alltoallv(rmpi_call_t *c, const void *sendbuf, const int sendcounts[],
+                                    const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                    const int recvcounts[], const int rdispls[],
+                                    MPI_Datatype recvtype);
+RMPI_HIDDEN int rmpi_body_gatherv(rmpi_call_t *c, const void *sendbuf, int sendcount,
+                                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                  const int displs[], MPI_Datatype recvtype, int root);
+RMPI_HIDDEN int rmpi_body_scatterv(rmpi_call_t *c, const void *sendbuf, const int sendcounts[],
+                                   const int displs[], MPI_Datatype sendtype, void *recvbuf,
+                                   int recvcount, MPI_Datatype recvtype, int root);
+
+/* rcoll_mpi_nb.c's part of the process state (kept in rcoll_mpi.c's one global): the table
+ * from MPI request handle to rcoll request, and the orphans (requests freed by the program
+ * before they completed, and the stand-ins of erroneous calls: completed in the background).
+ * `live` counts both: while it is 0 every completion wrapper goes straight to PMPI_. */
+#define RMPI_NB_BUCKETS 256
+typedef struct rmpi_nb {
+    _Atomic int live;
+    int locking; /* MPI_THREAD_MULTIPLE: the table and the orphans under `lock` */
+    pthread_mutex_t lock;
+    struct rmpi_plan *bucket[RMPI_NB_BUCKETS];
+    struct rmpi_plan *orphans;
+} rmpi_nb_t;
+RMPI_HIDDEN rmpi_nb_t *rmpi_nb(void);
+/* MPI_Finalize's clean-up: orphans completed, requests the program left live released. */
+RMPI_HIDDEN void rmpi_nb_finalize(void);
 
 static inline void *rmpi_addr_add(const void *base, MPI_Aint off)
 {

@@ -1,0 +1,1184 @@
+/* librcoll-mpi, nonblocking and persistent collectives: MPI_Ibarrier, MPI_Iallgather,
+ * MPI_Ialltoall, MPI_Ibcast, MPI_Igather, MPI_Iscatter, MPI_Iallgatherv, MPI_Ialltoallv,
+ * MPI_Igatherv, MPI_Iscatterv, the MPI-4 persistent forms MPI_<Coll>_init where mpi.h declares
+ * them (MPI_VERSION >= 4: MPICH 4; Open MPI 4.1 has only MPIX_ ones, left to it), and the
+ * completion calls of their requests: MPI_Wait, MPI_Test, MPI_Waitall, MPI_Testall,
+ * MPI_Waitany, MPI_Testany, MPI_Waitsome, MPI_Testsome, MPI_Request_get_status,
+ * MPI_Request_free, MPI_Start, MPI_Startall, MPI_Cancel.
+ * - Route: as the blocking call (the same body, rcoll_mpi_colls.c: communicator, root, a count
+ *   of zero, checks and erroneous calls alike), and only where the team's requests progress
+ *   without this rank (rcoll_team_progress_mode "peers" or "thread", alike on every rank): in
+ *   "caller" mode a valid program could deadlock (rank 0 posts, then waits in a native
+ *   MPI_Recv for rank 1, which waits for the collective), so such a communicator's
+ *   nonblocking and persistent collectives go to PMPI_ (said once at RCOLL_LOG=info).
+ * - Handles are MPI's own requests, so they mix with native ones in arrays: a nonblocking call
+ *   gets a generalized request (PMPI_Grequest_start), completed (PMPI_Grequest_complete) once
+ *   rcoll reports completion and the steps after the call (unpacking) ran; then PMPI_Wait &co
+ *   free it, and its free callback frees ours. A persistent call gets an inactive persistent
+ *   request of MPI that is never started (PMPI_Recv_init from MPI_PROC_NULL): MPI treats it as
+ *   inactive, the table below knows whether it is. A plan (rmpi_plan_t) is the record of either.
+ * - The table from handle to plan (a hash in the process state, rmpi_nb_t) is empty in a
+ *   program that never posts through rcoll: every completion wrapper first reads its count and
+ *   goes straight to PMPI_ when it is 0.
+ * - Completion: rcoll requests are tested (rcoll_test) in a loop that keeps MPI's progress
+ *   going (PMPI_Iprobe on MPI_COMM_SELF: the native requests of the array, and a peer waiting
+ *   for our native send, keep moving) and yields the core when nothing moved; once every rcoll
+ *   request the call needs is complete, the PMPI_ form of the call runs on the whole array
+ *   (its generalized requests are complete, its persistent ones inactive to MPI), so statuses,
+ *   MPI_REQUEST_NULL and native requests are MPI's own. A collective's status is what MPI gives
+ *   its own collective requests (source 0, tag 0, count 0, not cancelled; MPI_ERROR as MPI
+ *   sets it per call). An rcoll error prints "rcoll: <detail>" when found and raises its MPI
+ *   class (rmpi_rcoll_code) through the request's communicator's error handler in the call
+ *   that completes it (MPI_ERR_IN_STATUS with MPI_ERROR set per request for the all and some
+ *   forms).
+ * - MPI_Cancel on an rcoll request raises what the MPI library raises for its own collective
+ *   requests, through MPI_COMM_WORLD's handler, and leaves the request as it was (Open MPI:
+ *   MPI_ERR_REQUEST, MPICH: MPI_ERR_INTERN). MPI_Request_free on an active request (MPI calls
+ *   it erroneous; both libraries refuse it) releases it: it completes on its own
+ *   (rcoll_request_free), or, if it still has temporaries or unpacking to do, becomes an orphan
+ *   that later calls complete. MPI_Start on an active persistent request raises
+ *   MPI_ERR_REQUEST through MPI_COMM_WORLD's handler, as MPICH does for its own.
+ * - A request keeps its communicator's team alive (rmpi_team_hold): MPI_Comm_free with
+ *   requests outstanding, as MPI allows, destroys the team after the last one.
+ * - Threads: under MPI_THREAD_MULTIPLE the table and the orphans are under a lock, never held
+ *   across an MPI or rcoll call; MPI's rule that one request is used by one thread at a time
+ *   covers the rest. */
+#include <sched.h>
+#include <stdalign.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi/rcoll_mpi_internal.h"
+
+/* What MPI_Cancel raises for a collective request: the MPI library's own answer. */
+#if defined(OPEN_MPI)
+#define CANCEL_CLASS MPI_ERR_REQUEST
+#elif defined(MPICH)
+#define CANCEL_CLASS MPI_ERR_INTERN
+#else
+#define CANCEL_CLASS MPI_ERR_REQUEST
+#endif
+
+#define NOROOT (-1)
+
+typedef struct {
+    int kind, after;
+    const void *in;
+    void *out;
+    size_t count; /* elements (pack, unpack) or bytes (copy) */
+    rmpi_dtype_t d;
+    int dup; /* d.type is our duplicate of the program's datatype (it may free its own) */
+} step_t;
+
+struct mem {
+    struct mem *next;
+    alignas(max_align_t) unsigned char data[];
+};
+
+enum { IN_NONE, IN_TABLE, IN_ORPHANS };
+
+struct rmpi_plan {
+    rmpi_mode_t mode;
+    MPI_Comm comm;
+    const char *name;
+    rcoll_team_t *team;
+    rmpi_hold_t *hold;
+    rcoll_request_t *req; /* NULL: nothing to move (completes at once) */
+    MPI_Request handle;   /* the program's handle (MPI_REQUEST_NULL: none) */
+    int where;            /* IN_* */
+    struct rmpi_plan *next;
+    int active; /* posted, or started and not yet completed by a completion call */
+    int done;   /* this start's rcoll request completed and the steps after it ran */
+    int code;   /* its MPI error class (MPI_SUCCESS) */
+    step_t *steps;
+    int nsteps, cap;
+    struct mem *mem;
+};
+
+/* ---- the table and the orphans (rmpi_nb_t, in the process state) ---- */
+
+static void lock(rmpi_nb_t *nb)
+{
+    if (nb->locking)
+        pthread_mutex_lock(&nb->lock);
+}
+
+static void unlock(rmpi_nb_t *nb)
+{
+    if (nb->locking)
+        pthread_mutex_unlock(&nb->lock);
+}
+
+static int none_live(void)
+{
+    return atomic_load_explicit(&rmpi_nb()->live, memory_order_acquire) == 0;
+}
+
+static unsigned bucket_of(MPI_Request h)
+{
+    uint64_t k = 0;
+    memcpy(&k, &h, sizeof h < sizeof k ? sizeof h : sizeof k);
+    k ^= k >> 31;
+    k *= 0x9e3779b97f4a7c15ull;
+    return (unsigned)(k >> 40) % RMPI_NB_BUCKETS;
+}
+
+static void table_add(rmpi_plan_t *p)
+{
+    rmpi_nb_t *nb = rmpi_nb();
+    unsigned b = bucket_of(p->handle);
+    lock(nb);
+    p->next = nb->bucket[b];
+    nb->bucket[b] = p;
+    p->where = IN_TABLE;
+    atomic_fetch_add(&nb->live, 1);
+    unlock(nb);
+}
+
+/* Takes p out of the table or the orphans, wherever it is. */
+static void unlist(rmpi_plan_t *p)
+{
+    rmpi_nb_t *nb = rmpi_nb();
+    lock(nb);
+    rmpi_plan_t **at = p->where == IN_TABLE     ? &nb->bucket[bucket_of(p->handle)]
+                       : p->where == IN_ORPHANS ? &nb->orphans
+                                                : NULL;
+    while (at && *at && *at != p)
+        at = &(*at)->next;
+    if (at && *at) {
+        *at = p->next;
+        atomic_fetch_sub(&nb->live, 1);
+    }
+    p->where = IN_NONE;
+    p->next = NULL;
+    unlock(nb);
+}
+
+static rmpi_plan_t *lookup(MPI_Request h)
+{
+    if (h == MPI_REQUEST_NULL || none_live())
+        return NULL;
+    rmpi_nb_t *nb = rmpi_nb();
+    lock(nb);
+    rmpi_plan_t *p = nb->bucket[bucket_of(h)];
+    while (p && p->handle != h)
+        p = p->next;
+    unlock(nb);
+    return p;
+}
+
+static void orphan_add(rmpi_plan_t *p)
+{
+    rmpi_nb_t *nb = rmpi_nb();
+    lock(nb);
+    p->next = nb->orphans;
+    nb->orphans = p;
+    p->where = IN_ORPHANS;
+    atomic_fetch_add(&nb->live, 1);
+    unlock(nb);
+}
+
+/* ---- plans ---- */
+
+static rmpi_plan_t *plan_new(const rmpi_call_t *c, rmpi_mode_t mode)
+{
+    rmpi_plan_t *p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return NULL;
+    p->mode = mode;
+    p->comm = c->comm;
+    p->name = c->name;
+    p->team = c->team;
+    p->handle = MPI_REQUEST_NULL;
+    p->hold = rmpi_team_hold(c->comm);
+    return p;
+}
+
+static void plan_free(rmpi_plan_t *p)
+{
+    if (p == NULL)
+        return;
+    if (p->req)
+        rcoll_request_free(p->req);
+    for (int i = 0; i < p->nsteps; i++)
+        if (p->steps[i].dup)
+            PMPI_Type_free(&p->steps[i].d.type);
+    free(p->steps);
+    while (p->mem) {
+        struct mem *m = p->mem;
+        p->mem = m->next;
+        free(m);
+    }
+    rmpi_team_release(p->hold);
+    free(p);
+}
+
+void *rmpi_plan_alloc(rmpi_plan_t *p, size_t bytes)
+{
+    if (bytes > SIZE_MAX - sizeof(struct mem))
+        return NULL;
+    struct mem *m = calloc(1, sizeof *m + bytes);
+    if (m == NULL)
+        return NULL;
+    m->next = p->mem;
+    p->mem = m;
+    return m->data;
+}
+
+static int named_type(MPI_Datatype t)
+{
+    int ni = 0, na = 0, nd = 0, combiner = MPI_COMBINER_NAMED;
+    PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
+    return combiner == MPI_COMBINER_NAMED;
+}
+
+int rmpi_plan_step(rmpi_plan_t *p, int after, int kind, const void *in, size_t count,
+                   const rmpi_dtype_t *d, void *out)
+{
+    if (p->nsteps == p->cap) {
+        int cap = p->cap ? 2 * p->cap : 4;
+        step_t *s = realloc(p->steps, (size_t)cap * sizeof *s);
+        if (s == NULL)
+            return MPI_ERR_NO_MEM;
+        p->steps = s;
+        p->cap = cap;
+    }
+    step_t *s = &p->steps[p->nsteps];
+    memset(s, 0, sizeof *s);
+    s->kind = kind;
+    s->after = after;
+    s->in = in;
+    s->out = out;
+    s->count = count;
+    if (d != NULL) {
+        s->d = *d;
+        if (!named_type(d->type)) {
+            if (PMPI_Type_dup(d->type, &s->d.type) != MPI_SUCCESS)
+                return MPI_ERR_TYPE;
+            s->dup = 1;
+        }
+    }
+    p->nsteps++;
+    return MPI_SUCCESS;
+}
+
+/* Runs the steps before the call (after = 0) or after it (1); the first MPI error. */
+static int run_steps(rmpi_plan_t *p, int after)
+{
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < p->nsteps && rc == MPI_SUCCESS; i++) {
+        const step_t *s = &p->steps[i];
+        if (s->after != after)
+            continue;
+        if (s->kind == RMPI_STEP_PACK)
+            rc = rmpi_pack(s->in, s->count, &s->d, s->out, p->comm);
+        else if (s->kind == RMPI_STEP_UNPACK)
+            rc = rmpi_unpack(s->in, s->count, &s->d, s->out, p->comm);
+        else if (s->count)
+            memcpy(s->out, s->in, s->count);
+    }
+    return rc;
+}
+
+/* A local problem found while the call is under way: printed now, raised at completion. */
+static void plan_problem(rmpi_plan_t *p, int code, const char *what)
+{
+    if (p->code != MPI_SUCCESS)
+        return;
+    p->code = code;
+    int rank = 0, size = 0;
+    PMPI_Comm_rank(p->comm, &rank);
+    PMPI_Comm_size(p->comm, &size);
+    fprintf(stderr, "rcoll: %s: rank %d of %d: %s\n", p->name, rank, size, what);
+}
+
+rcoll_request_t **rmpi_plan_request(rmpi_plan_t *p)
+{
+    if (p == NULL)
+        return NULL;
+    if (p->mode == RMPI_POST && run_steps(p, 0) != MPI_SUCCESS)
+        plan_problem(p, MPI_ERR_OTHER, "PMPI_Pack of the send data failed");
+    return &p->req;
+}
+
+int rmpi_plan_persistent(const rmpi_plan_t *p)
+{
+    return p->mode == RMPI_INIT;
+}
+
+/* rcoll reported completion with st: the steps after the call, the outcome, and the
+ * generalized request completed. */
+static void plan_completed(rmpi_plan_t *p, rcoll_status_t st)
+{
+    p->done = 1;
+    if (st != RCOLL_OK && p->code == MPI_SUCCESS) {
+        const char *detail = rcoll_team_last_error(p->team);
+        fprintf(stderr, "rcoll: %s\n", detail && detail[0] ? detail : rcoll_strerror(st));
+        p->code = rmpi_rcoll_code(st);
+    }
+    if (st == RCOLL_OK && run_steps(p, 1) != MPI_SUCCESS)
+        plan_problem(p, MPI_ERR_OTHER, "PMPI_Unpack of the received data failed");
+    if (p->mode == RMPI_POST && p->handle != MPI_REQUEST_NULL)
+        PMPI_Grequest_complete(p->handle);
+}
+
+/* One test of p's current start: 1 once complete. */
+static int plan_test(rmpi_plan_t *p)
+{
+    if (p->done)
+        return 1;
+    int done = 1;
+    rcoll_status_t st = p->req ? rcoll_test(p->req, &done) : RCOLL_OK;
+    if (!done && st == RCOLL_OK)
+        return 0;
+    plan_completed(p, st);
+    return 1;
+}
+
+/* Keeps MPI's own requests moving while we wait for rcoll's (any MPI call that may block
+ * progresses them all; a probe neither matches nor completes anything). */
+static void poke(void)
+{
+    int flag = 0;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+}
+
+static void drive(rmpi_plan_t *p)
+{
+    while (!plan_test(p)) {
+        poke();
+        if (!plan_test(p))
+            sched_yield();
+    }
+}
+
+/* Frees an orphan whose request completed (its generalized request, if any, with it). */
+static void orphan_release(rmpi_plan_t *p)
+{
+    if (p->handle == MPI_REQUEST_NULL) {
+        plan_free(p);
+        return;
+    }
+    MPI_Request h = p->handle;
+    PMPI_Request_free(&h); /* complete: free_fn frees p */
+}
+
+/* Takes the orphans of `team` (NULL: all) out of the list. */
+static rmpi_plan_t *take_orphans(const rcoll_team_t *team)
+{
+    rmpi_nb_t *nb = rmpi_nb();
+    rmpi_plan_t *mine = NULL;
+    lock(nb);
+    for (rmpi_plan_t **at = &nb->orphans; *at;) {
+        rmpi_plan_t *o = *at;
+        if (team != NULL && o->team != team) {
+            at = &o->next;
+            continue;
+        }
+        *at = o->next;
+        o->next = mine;
+        o->where = IN_NONE;
+        mine = o;
+        atomic_fetch_sub(&nb->live, 1);
+    }
+    unlock(nb);
+    return mine;
+}
+
+/* The team's orphans, tested once before its next call: released if done, else kept. */
+static void tend_orphans(const rcoll_team_t *team)
+{
+    if (rmpi_nb()->orphans == NULL) /* (a racy peek: a miss waits for the next call) */
+        return;
+    rmpi_plan_t *mine = take_orphans(team);
+    while (mine) {
+        rmpi_plan_t *o = mine;
+        mine = o->next;
+        o->next = NULL;
+        if (plan_test(o))
+            orphan_release(o);
+        else
+            orphan_add(o);
+    }
+}
+
+/* ---- generalized requests ---- */
+
+/* What MPI gives its own collective requests (MPI_ERROR is the completion call's business). */
+static void coll_status(MPI_Status *s)
+{
+    if (s == MPI_STATUS_IGNORE)
+        return;
+    s->MPI_SOURCE = 0;
+    s->MPI_TAG = 0;
+    PMPI_Status_set_elements(s, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(s, 0);
+}
+
+static int query_fn(void *extra, MPI_Status *status)
+{
+    (void)extra;
+    coll_status(status);
+    status->MPI_ERROR = MPI_SUCCESS;
+    return MPI_SUCCESS;
+}
+
+static int free_fn(void *extra)
+{
+    rmpi_plan_t *p = extra;
+    if (p != NULL) {
+        unlist(p);
+        plan_free(p);
+    }
+    return MPI_SUCCESS;
+}
+
+static int cancel_fn(void *extra, int complete)
+{
+    (void)extra;
+    (void)complete;
+    return MPI_SUCCESS; /* never reached: MPI_Cancel is ours */
+}
+
+/* ---- posting ---- */
+
+/* Decides the route of a nonblocking or persistent call: 1 rcoll (c->plan set; NULL if out of
+ * memory), 0 PMPI_. The same answer on every rank. */
+static int route(rmpi_call_t *c, MPI_Comm comm, const char *name, int root, rmpi_mode_t mode)
+{
+    if (!rmpi_call_start(c, comm, name))
+        return 0;
+    if (root != NOROOT && (root < 0 || root >= c->size))
+        return 0;
+    const char *how = rcoll_team_progress_mode(c->team);
+    if (how == NULL || (strcmp(how, "peers") != 0 && strcmp(how, "thread") != 0)) {
+        rmpi_log_caller_mode(comm, how);
+        return 0;
+    }
+    tend_orphans(c->team);
+    c->plan = plan_new(c, mode);
+    return 1;
+}
+
+static int no_plan(const rmpi_call_t *c)
+{
+    return rmpi_local_failed(c->comm, MPI_ERR_NO_MEM, c->name, "out of memory for the request");
+}
+
+/* After the body ran with rc: the program's handle, or the error (already raised). */
+static int nb_finish(rmpi_call_t *c, int rc, MPI_Request *request)
+{
+    rmpi_plan_t *p = c->plan;
+    *request = MPI_REQUEST_NULL;
+    if (rc != MPI_SUCCESS) {
+        if (p->req && p->mode == RMPI_POST)
+            orphan_add(p); /* an erroneous call's stand-in, under way */
+        else
+            plan_free(p);
+        return rc;
+    }
+    int mpi_rc = p->mode == RMPI_POST
+                     ? PMPI_Grequest_start(query_fn, free_fn, cancel_fn, p, &p->handle)
+                     : PMPI_Recv_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, c->comm, &p->handle);
+    if (mpi_rc != MPI_SUCCESS) {
+        p->handle = MPI_REQUEST_NULL;
+        if (p->req && p->mode == RMPI_POST)
+            orphan_add(p);
+        else
+            plan_free(p);
+        return rmpi_local_failed(c->comm, mpi_rc, c->name, "no MPI request for the handle");
+    }
+    p->active = p->mode == RMPI_POST;
+    table_add(p);
+    *request = p->handle;
+    if (p->mode == RMPI_POST && p->req == NULL) /* nothing to move */
+        plan_completed(p, RCOLL_OK);
+    return MPI_SUCCESS;
+}
+
+/* The route and the body of every nonblocking and persistent wrapper: `pmpi` for PMPI_, `body`
+ * for rcoll. */
+#define NB_CALL(name, root, mode, skip, pmpi, body)                                           \
+    do {                                                                                      \
+        rmpi_call_t c;                                                                        \
+        if ((skip) || !route(&c, comm, name, root, mode))                                     \
+            return pmpi;                                                                      \
+        if (c.plan == NULL)                                                                   \
+            return no_plan(&c);                                                               \
+        return nb_finish(&c, body, request);                                                     \
+    } while (0)
+
+static int barrier_body(rmpi_call_t *c)
+{
+    rcoll_request_t **q = rmpi_plan_request(c->plan);
+    rcoll_status_t st = rmpi_plan_persistent(c->plan) ? rcoll_barrier_init(c->team, q)
+                                                      : rcoll_ibarrier(c->team, q);
+    return st == RCOLL_OK ? MPI_SUCCESS : rmpi_rcoll_failed(c->team, st, c->comm);
+}
+
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    NB_CALL("MPI_Ibarrier", NOROOT, RMPI_POST, 0, PMPI_Ibarrier(comm, request),
+            barrier_body(&c));
+}
+
+int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    NB_CALL("MPI_Iallgather", NOROOT, RMPI_POST,
+            (sendbuf == MPI_IN_PLACE ? recvcount : sendcount) == 0,
+            PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            request),
+            rmpi_body_allgather(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                recvtype));
+}
+
+int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    NB_CALL("MPI_Ialltoall", NOROOT, RMPI_POST,
+            (sendbuf == MPI_IN_PLACE ? recvcount : sendcount) == 0,
+            PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                           request),
+            rmpi_body_alltoall(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
+}
+
+int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+               MPI_Request *request)
+{
+    NB_CALL("MPI_Ibcast", root, RMPI_POST, count == 0,
+            PMPI_Ibcast(buffer, count, datatype, root, comm, request),
+            rmpi_body_bcast(&c, buffer, count, datatype, root));
+}
+
+int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                MPI_Request *request)
+{
+    NB_CALL("MPI_Igather", root, RMPI_POST,
+            (sendbuf == MPI_IN_PLACE ? recvcount : sendcount) == 0,
+            PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                         request),
+            rmpi_body_gather(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                             root));
+}
+
+int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request *request)
+{
+    NB_CALL("MPI_Iscatter", root, RMPI_POST,
+            (recvbuf == MPI_IN_PLACE ? sendcount : recvcount) == 0,
+            PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                          comm, request),
+            rmpi_body_scatter(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                              root));
+}
+
+int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    NB_CALL("MPI_Iallgatherv", NOROOT, RMPI_POST, 0,
+            PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                             recvtype, comm, request),
+            rmpi_body_allgatherv(&c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                 recvtype));
+}
+
+int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    NB_CALL("MPI_Ialltoallv", NOROOT, RMPI_POST, 0,
+            PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                            rdispls, recvtype, comm, request),
+            rmpi_body_alltoallv(&c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype));
+}
+
+int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    NB_CALL("MPI_Igatherv", root, RMPI_POST, 0,
+            PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                          root, comm, request),
+            rmpi_body_gatherv(&c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                              recvtype, root));
+}
+
+int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm, MPI_Request *request)
+{
+    NB_CALL("MPI_Iscatterv", root, RMPI_POST, 0,
+            PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                           root, comm, request),
+            rmpi_body_scatterv(&c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                               recvtype, root));
+}
+
+#if MPI_VERSION >= 4
+/* ---- persistent forms (MPI-4); the info argument is not used ---- */
+
+int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    NB_CALL("MPI_Barrier_init", NOROOT, RMPI_INIT, 0, PMPI_Barrier_init(comm, info, request),
+            barrier_body(&c));
+}
+
+int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                       MPI_Info info, MPI_Request *request)
+{
+    NB_CALL("MPI_Allgather_init", NOROOT, RMPI_INIT,
+            (sendbuf == MPI_IN_PLACE ? recvcount : sendcount) == 0,
+            PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                comm, info, request),
+            rmpi_body_allgather(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                recvtype));
+}
+
+int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                      MPI_Request *request)
+{
+    NB_CALL("MPI_Alltoall_init", NOROOT, RMPI_INIT,
+            (sendbuf == MPI_IN_PLACE ? recvcount : sendcount) == 0,
+            PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                               info, request),
+            rmpi_body_alltoall(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
+}
+
+int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                   MPI_Info info, MPI_Request *request)
+{
+    NB_CALL("MPI_Bcast_init", root, RMPI_INIT, count == 0,
+            PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request),
+            rmpi_body_bcast(&c, buffer, count, datatype, root));
+}
+
+int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    MPI_Info info, MPI_Request *request)
+{
+    NB_CALL("MPI_Gather_init", root, RMPI_INIT,
+            (sendbuf == MPI_IN_PLACE ? recvcount : sendcount) == 0,
+            PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                             comm, info, request),
+            rmpi_body_gather(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                             root));
+}
+
+int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                     MPI_Info info, MPI_Request *request)
+{
+    NB_CALL("MPI_Scatter_init", root, RMPI_INIT,
+            (recvbuf == MPI_IN_PLACE ? sendcount : recvcount) == 0,
+            PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                              comm, info, request),
+            rmpi_body_scatter(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                              root));
+}
+
+int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, const int recvcounts[], const int displs[],
+                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
+{
+    NB_CALL("MPI_Allgatherv_init", NOROOT, RMPI_INIT, 0,
+            PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                 recvtype, comm, info, request),
+            rmpi_body_allgatherv(&c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                 recvtype));
+}
+
+int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                       MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                       MPI_Info info, MPI_Request *request)
+{
+    NB_CALL("MPI_Alltoallv_init", NOROOT, RMPI_INIT, 0,
+            PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype, comm, info, request),
+            rmpi_body_alltoallv(&c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype));
+}
+
+int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                     MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    NB_CALL("MPI_Gatherv_init", root, RMPI_INIT, 0,
+            PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                              recvtype, root, comm, info, request),
+            rmpi_body_gatherv(&c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                              recvtype, root));
+}
+
+int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request *request)
+{
+    NB_CALL("MPI_Scatterv_init", root, RMPI_INIT, 0,
+            PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                               recvtype, root, comm, info, request),
+            rmpi_body_scatterv(&c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                               recvtype, root));
+}
+#endif
+
+/* ---- completion ---- */
+
+/* Raises a completed request's error through its communicator's handler. */
+static int raise_code(MPI_Comm comm, int code)
+{
+    if (code != MPI_SUCCESS)
+        PMPI_Comm_call_errhandler(comm, code);
+    return code;
+}
+
+/* A completed persistent request becomes inactive; its outcome. */
+static int deactivate(rmpi_plan_t *p, MPI_Status *status)
+{
+    p->active = 0;
+    coll_status(status);
+    return p->code;
+}
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    rmpi_plan_t *p = lookup(*request);
+    if (p == NULL || !p->active)
+        return PMPI_Wait(request, status);
+    drive(p);
+    MPI_Comm comm = p->comm;
+    int code = p->code;
+    if (p->mode == RMPI_INIT)
+        return raise_code(comm, deactivate(p, status));
+    int rc = PMPI_Wait(request, status); /* frees the generalized request, and p */
+    return code != MPI_SUCCESS ? raise_code(comm, code) : rc;
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    rmpi_plan_t *p = lookup(*request);
+    if (p == NULL || !p->active)
+        return PMPI_Test(request, flag, status);
+    if (!plan_test(p)) {
+        poke();
+        if (!plan_test(p)) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    MPI_Comm comm = p->comm;
+    int code = p->code;
+    if (p->mode == RMPI_INIT) {
+        *flag = 1;
+        return raise_code(comm, deactivate(p, status));
+    }
+    int rc = PMPI_Test(request, flag, status);
+    return code != MPI_SUCCESS ? raise_code(comm, code) : rc;
+}
+
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    rmpi_plan_t *p = lookup(request);
+    if (p == NULL || !p->active)
+        return PMPI_Request_get_status(request, flag, status);
+    if (!plan_test(p)) {
+        poke();
+        if (!plan_test(p)) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    if (p->mode == RMPI_POST) /* its generalized request is complete */
+        return PMPI_Request_get_status(request, flag, status);
+    *flag = 1;
+    coll_status(status);
+    return MPI_SUCCESS;
+}
+
+int MPI_Request_free(MPI_Request *request)
+{
+    rmpi_plan_t *p = lookup(*request);
+    if (p == NULL)
+        return PMPI_Request_free(request);
+    int running = p->active && !plan_test(p);
+    if (running && p->mem == NULL && p->nsteps == 0) { /* rcoll completes it on its own */
+        rcoll_request_free(p->req);
+        p->req = NULL;
+        running = 0;
+    }
+    if (p->mode == RMPI_POST) {
+        if (running) { /* an orphan: completed by later calls, then freed */
+            unlist(p);
+            orphan_add(p);
+            *request = MPI_REQUEST_NULL;
+            return MPI_SUCCESS;
+        }
+        if (!p->done)
+            plan_completed(p, RCOLL_OK);
+        return PMPI_Request_free(request); /* free_fn frees p */
+    }
+    unlist(p);
+    int rc = PMPI_Request_free(request);
+    p->handle = MPI_REQUEST_NULL;
+    if (running)
+        orphan_add(p);
+    else
+        plan_free(p);
+    return rc;
+}
+
+int MPI_Cancel(MPI_Request *request)
+{
+    rmpi_plan_t *p = lookup(*request);
+    if (p == NULL)
+        return PMPI_Cancel(request);
+    fprintf(stderr, "rcoll: MPI_Cancel: a collective request (%s) cannot be cancelled\n",
+            p->name);
+    PMPI_Comm_call_errhandler(MPI_COMM_WORLD, CANCEL_CLASS);
+    return CANCEL_CLASS;
+}
+
+/* Starts an inactive persistent request: the steps before the call, then rcoll_start. */
+static int start_plan(rmpi_plan_t *p)
+{
+    if (p->active) {
+        fprintf(stderr, "rcoll: MPI_Start: %s: the request is active\n", p->name);
+        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_REQUEST);
+        return MPI_ERR_REQUEST;
+    }
+    tend_orphans(p->team);
+    p->done = 0;
+    p->code = MPI_SUCCESS;
+    if (run_steps(p, 0) != MPI_SUCCESS)
+        plan_problem(p, MPI_ERR_OTHER, "PMPI_Pack of the send data failed");
+    rcoll_status_t st = p->req ? rcoll_start(p->req) : RCOLL_OK;
+    if (st != RCOLL_OK)
+        return rmpi_rcoll_failed(p->team, st, p->comm);
+    p->active = 1;
+    return MPI_SUCCESS;
+}
+
+int MPI_Start(MPI_Request *request)
+{
+    rmpi_plan_t *p = lookup(*request);
+    if (p == NULL || p->mode != RMPI_INIT)
+        return PMPI_Start(request);
+    return start_plan(p);
+}
+
+/* In array order: runs of native requests through PMPI_Startall, ours one by one. */
+int MPI_Startall(int count, MPI_Request array_of_requests[])
+{
+    if (none_live())
+        return PMPI_Startall(count, array_of_requests);
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < count && rc == MPI_SUCCESS;) {
+        rmpi_plan_t *p = lookup(array_of_requests[i]);
+        if (p != NULL && p->mode == RMPI_INIT) {
+            rc = start_plan(p);
+            i++;
+            continue;
+        }
+        int j = i + 1;
+        while (j < count && ((p = lookup(array_of_requests[j])) == NULL || p->mode != RMPI_INIT))
+            j++;
+        rc = PMPI_Startall(j - i, array_of_requests + i);
+        i = j;
+    }
+    return rc;
+}
+
+/* ---- arrays: which entries are ours, and their outcomes ---- */
+
+typedef struct {
+    rmpi_plan_t *p; /* NULL: MPI's (native, null, or an inactive persistent one of ours) */
+    int persistent;
+    int done, code;
+    MPI_Comm comm;
+} slot_t;
+
+#define SCAN_LOCAL 16
+typedef struct {
+    slot_t *s;
+    int count, ours, done;
+    slot_t local[SCAN_LOCAL];
+} scan_t;
+
+static void scan_free(scan_t *sc)
+{
+    if (sc->s != sc->local)
+        free(sc->s);
+}
+
+/* Finds the active rcoll requests of the array: 0 if none (or no memory: then MPI's call
+ * runs as is, as it would without rcoll's requests). */
+static int scan_init(scan_t *sc, int count, const MPI_Request reqs[])
+{
+    sc->ours = sc->done = 0;
+    sc->count = count;
+    sc->s = sc->local;
+    if (none_live() || count <= 0)
+        return 0;
+    if (count > SCAN_LOCAL && (sc->s = calloc((size_t)count, sizeof *sc->s)) == NULL) {
+        sc->s = sc->local;
+        return 0;
+    }
+    for (int i = 0; i < count; i++) {
+        slot_t *s = &sc->s[i];
+        memset(s, 0, sizeof *s);
+        rmpi_plan_t *p = lookup(reqs[i]);
+        if (p == NULL || !p->active)
+            continue;
+        s->p = p;
+        s->persistent = p->mode == RMPI_INIT;
+        s->comm = p->comm;
+        sc->ours++;
+    }
+    if (sc->ours == 0)
+        scan_free(sc);
+    return sc->ours;
+}
+
+/* One test of each of ours not yet done; how many are done. */
+static int scan_test(scan_t *sc)
+{
+    for (int i = 0; i < sc->count && sc->done < sc->ours; i++) {
+        slot_t *s = &sc->s[i];
+        if (s->p == NULL || s->done || !plan_test(s->p))
+            continue;
+        s->done = 1;
+        s->code = s->p->code;
+        sc->done++;
+    }
+    return sc->done;
+}
+
+/* Waits until all of ours are done. */
+static void scan_wait(scan_t *sc)
+{
+    while (scan_test(sc) < sc->ours) {
+        poke();
+        if (scan_test(sc) < sc->ours)
+            sched_yield();
+    }
+}
+
+/* After MPI's call completed the entries `which` (indices into the array; NULL: all): our
+ * persistent ones' statuses, and the errors: MPI_ERR_IN_STATUS with MPI_ERROR per status. */
+static int scan_outcome(const scan_t *sc, int n, const int *which, MPI_Status *statuses, int rc)
+{
+    int failed = -1;
+    for (int j = 0; j < n; j++) {
+        const slot_t *s = &sc->s[which ? which[j] : j];
+        if (s->p && s->persistent && statuses != MPI_STATUSES_IGNORE)
+            coll_status(&statuses[j]);
+        if (s->p && s->code != MPI_SUCCESS && failed < 0)
+            failed = which ? which[j] : j;
+    }
+    if (failed < 0)
+        return rc;
+    for (int j = 0; j < n && statuses != MPI_STATUSES_IGNORE; j++) {
+        const slot_t *s = &sc->s[which ? which[j] : j];
+        if (s->p)
+            statuses[j].MPI_ERROR = s->code;
+        else if (rc != MPI_ERR_IN_STATUS)
+            statuses[j].MPI_ERROR = MPI_SUCCESS;
+    }
+    return raise_code(sc->s[failed].comm, MPI_ERR_IN_STATUS);
+}
+
+/* Our persistent ones that are done become inactive. */
+static void scan_deactivate(const scan_t *sc)
+{
+    for (int i = 0; i < sc->count; i++)
+        if (sc->s[i].p && sc->s[i].persistent && sc->s[i].done)
+            sc->s[i].p->active = 0;
+}
+
+int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+{
+    scan_t sc;
+    if (!scan_init(&sc, count, array_of_requests))
+        return PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    scan_wait(&sc);
+    scan_deactivate(&sc);
+    int rc = PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    rc = scan_outcome(&sc, count, NULL, array_of_statuses, rc);
+    scan_free(&sc);
+    return rc;
+}
+
+int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
+                MPI_Status array_of_statuses[])
+{
+    scan_t sc;
+    if (!scan_init(&sc, count, array_of_requests))
+        return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+    int rc = MPI_SUCCESS;
+    *flag = 0;
+    if (scan_test(&sc) < sc.ours)
+        poke(); /* not all of ours: MPI's stay as they are */
+    else if ((rc = PMPI_Testall(count, array_of_requests, flag, array_of_statuses)) ==
+                 MPI_SUCCESS && *flag) {
+        scan_deactivate(&sc);
+        rc = scan_outcome(&sc, count, NULL, array_of_statuses, rc);
+    }
+    scan_free(&sc);
+    return rc;
+}
+
+/* One pass of MPI_Testany: a done persistent one of ours, else MPI's choice. */
+static int testany_once(scan_t *sc, int count, MPI_Request reqs[], int *index, int *flag,
+                        MPI_Status *status)
+{
+    scan_test(sc);
+    for (int i = 0; i < count; i++) {
+        slot_t *s = &sc->s[i];
+        if (s->p && s->persistent && s->done && s->p->active) {
+            *index = i;
+            *flag = 1;
+            return raise_code(s->comm, deactivate(s->p, status));
+        }
+    }
+    int rc = PMPI_Testany(count, reqs, index, flag, status);
+    if (*flag && *index == MPI_UNDEFINED) { /* MPI has none active: ours? */
+        for (int i = 0; i < count; i++)
+            if (sc->s[i].p && sc->s[i].persistent && !sc->s[i].done)
+                *flag = 0;
+        return rc;
+    }
+    if (*flag && sc->s[*index].p && sc->s[*index].code != MPI_SUCCESS)
+        return raise_code(sc->s[*index].comm, sc->s[*index].code);
+    return rc;
+}
+
+int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
+                MPI_Status *status)
+{
+    scan_t sc;
+    if (!scan_init(&sc, count, array_of_requests))
+        return PMPI_Testany(count, array_of_requests, index, flag, status);
+    int rc = testany_once(&sc, count, array_of_requests, index, flag, status);
+    if (!*flag)
+        poke();
+    scan_free(&sc);
+    return rc;
+}
+
+int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
+{
+    scan_t sc;
+    if (!scan_init(&sc, count, array_of_requests))
+        return PMPI_Waitany(count, array_of_requests, index, status);
+    int flag = 0, rc;
+    while ((rc = testany_once(&sc, count, array_of_requests, index, &flag, status)) ==
+               MPI_SUCCESS && !flag)
+        sched_yield();
+    scan_free(&sc);
+    return rc;
+}
+
+/* One pass of MPI_Testsome: the done persistent ones of ours first, then MPI's. */
+static int testsome_once(scan_t *sc, int incount, MPI_Request reqs[], int *outcount,
+                         int indices[], MPI_Status statuses[])
+{
+    scan_test(sc);
+    int k = 0, pending = 0;
+    for (int i = 0; i < incount; i++) {
+        slot_t *s = &sc->s[i];
+        if (s->p && s->persistent && s->done && s->p->active) {
+            s->p->active = 0;
+            indices[k++] = i;
+        } else if (s->p && s->persistent && !s->done) {
+            pending = 1;
+        }
+    }
+    int out = 0;
+    int rc = PMPI_Testsome(incount, reqs, &out, indices + k,
+                           statuses == MPI_STATUSES_IGNORE ? statuses : statuses + k);
+    /* MPI_UNDEFINED: nothing active at all (ours that are persistent look inactive to MPI) */
+    if (out == MPI_UNDEFINED)
+        *outcount = k == 0 && !pending ? MPI_UNDEFINED : k;
+    else
+        *outcount = k + out;
+    if (*outcount == MPI_UNDEFINED || *outcount == 0)
+        return rc;
+    return scan_outcome(sc, *outcount, indices, statuses, rc);
+}
+
+int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                 int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    scan_t sc;
+    if (!scan_init(&sc, incount, array_of_requests))
+        return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
+                             array_of_statuses);
+    int rc = testsome_once(&sc, incount, array_of_requests, outcount, array_of_indices,
+                           array_of_statuses);
+    if (*outcount == 0)
+        poke();
+    scan_free(&sc);
+    return rc;
+}
+
+int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                 int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    scan_t sc;
+    if (!scan_init(&sc, incount, array_of_requests))
+        return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
+                             array_of_statuses);
+    int rc;
+    while ((rc = testsome_once(&sc, incount, array_of_requests, outcount, array_of_indices,
+                               array_of_statuses)) == MPI_SUCCESS && *outcount == 0)
+        sched_yield();
+    scan_free(&sc);
+    return rc;
+}
+
+/* ---- MPI_Finalize ---- */
+
+void rmpi_nb_finalize(void)
+{
+    rmpi_nb_t *nb = rmpi_nb();
+    if (none_live())
+        return;
+    for (rmpi_plan_t *o = take_orphans(NULL), *next; o; o = next) {
+        next = o->next;
+        o->next = NULL;
+        drive(o);
+        orphan_release(o);
+    }
+    /* Requests the program never completed or freed (MPI calls that erroneous): released, so
+     * that their teams can go. */
+    for (int b = 0; b < RMPI_NB_BUCKETS; b++) {
+        rmpi_plan_t *p;
+        while ((p = nb->bucket[b]) != NULL) {
+            MPI_Request h = p->handle;
+            if (p->mode == RMPI_POST) {
+                if (!p->done) {
+                    rcoll_request_free(p->req);
+                    p->req = NULL;
+                    plan_completed(p, RCOLL_OK);
+                }
+                PMPI_Request_free(&h); /* free_fn frees p */
+            } else {
+                unlist(p);
+                PMPI_Request_free(&h);
+                plan_free(p);
+            }
+        }
+    }
+}

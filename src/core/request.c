@@ -14,6 +14,14 @@ static rcoll_board_t *board_of(struct rcoll_team *t)
     return t->tl ? t->tl->board : NULL;
 }
 
+/* The team's engine: known from its transport and configuration before its first request. */
+static rcoll_nb_mode_t mode_of(const struct rcoll_team *t)
+{
+    if (t->tl && t->tl->board)
+        return RCOLL_NB_PEERS;
+    return t->ctx->cfg.progress_thread ? RCOLL_NB_THREAD : RCOLL_NB_CALLER;
+}
+
 rcoll_status_t rcoll_nb_team_init(struct rcoll_team *t)
 {
     rcoll_nb_team_t *nb = calloc(1, sizeof *nb);
@@ -21,7 +29,7 @@ rcoll_status_t rcoll_nb_team_init(struct rcoll_team *t)
         return RCOLL_ERR_NOMEM;
     pthread_mutex_init(&nb->lock, NULL);
     pthread_cond_init(&nb->cond, NULL);
-    nb->mode = board_of(t) ? RCOLL_NB_PEERS : t->ctx->cfg.progress_thread ? RCOLL_NB_THREAD : RCOLL_NB_CALLER;
+    nb->mode = mode_of(t);
     t->nb = nb;
     return RCOLL_OK;
 }
@@ -56,10 +64,10 @@ void rcoll_nb_team_destroy(struct rcoll_team *t)
 
 const char *rcoll_team_progress_mode(const rcoll_team_t *t)
 {
-    if (!t || !t->nb)
+    if (!t)
         return "caller";
     static const char *const names[] = {"peers", "thread", "caller"};
-    return names[t->nb->mode];
+    return names[t->nb ? t->nb->mode : mode_of(t)];
 }
 
 /* ---- the list of started requests ---- */

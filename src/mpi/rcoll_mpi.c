@@ -392,6 +392,18 @@ void rmpi_log_caller_mode(MPI_Comm comm, const char *how)
                   how ? how : "unknown");
 }
 
+void rmpi_log_request(MPI_Comm comm, const char *name, const rcoll_request_t *req,
+                      const rcoll_team_t *team)
+{
+    if (g.log_level < LOG_INFO)
+        return;
+    char label[MPI_MAX_OBJECT_NAME + 64];
+    const char *algo = req ? rcoll_request_algorithm(req) : "";
+    fprintf(stderr, "rcoll[%d]: %s on %s: request, algorithm %s (progress: %s)\n", (int)getpid(),
+            name, comm_label(comm, label, sizeof label), algo && algo[0] ? algo : "none",
+            rcoll_team_progress_mode(team));
+}
+
 /* Creates the team of an intracommunicator that has none yet (collective over comm). */
 static rcoll_team_t *create_team(MPI_Comm comm)
 {

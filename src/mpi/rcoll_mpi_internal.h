@@ -60,6 +60,11 @@ RMPI_HIDDEN void rmpi_team_release(rmpi_hold_t *h);
 /* Says once per process (RCOLL_LOG=info) that comm's nonblocking and persistent collectives
  * go to the MPI library: its team's requests progress only in its own calls (`how`). */
 RMPI_HIDDEN void rmpi_log_caller_mode(MPI_Comm comm, const char *how);
+/* At RCOLL_LOG=info: one line per request rcoll runs (posted, or started if persistent), as
+ * the core logs each blocking collective: "rcoll[pid]: MPI_Iallgather on <comm>: request,
+ * algorithm <name> (progress: <mode>)". */
+RMPI_HIDDEN void rmpi_log_request(MPI_Comm comm, const char *name, const rcoll_request_t *req,
+                                  const rcoll_team_t *team);
 /* The thread level MPI provides (the highest of all ranks where agreed). */
 RMPI_HIDDEN int rmpi_thread_level(void);
 

@@ -7,15 +7,16 @@
  * MPI_Request_free, MPI_Start, MPI_Startall, MPI_Cancel.
  * - Route: as the blocking call (the same body, rcoll_mpi_colls.c: communicator, root, a count
  *   of zero, checks and erroneous calls alike), and only where the team's requests progress
- *   without this rank (rcoll_team_progress_mode "peers" or "thread", alike on every rank): in
- *   "caller" mode a valid program could deadlock (rank 0 posts, then waits in a native
- *   MPI_Recv for rank 1, which waits for the collective), so such a communicator's
- *   nonblocking and persistent collectives go to PMPI_ (said once at RCOLL_LOG=info).
+ *   without this rank (rcoll_team_progress_mode "peers" or "thread", alike on every rank; or
+ *   a communicator of one rank): in "caller" mode a valid program could deadlock (rank 0
+ *   posts, then waits in a native MPI_Recv for rank 1, which waits for the collective), so
+ *   such a communicator's nonblocking and persistent collectives go to PMPI_ (said once at
+ *   RCOLL_LOG=info).
  * - Handles are MPI's own requests, so they mix with native ones in arrays: a nonblocking call
  *   gets a generalized request (PMPI_Grequest_start), completed (PMPI_Grequest_complete) once
  *   rcoll reports completion and the steps after the call (unpacking) ran; then PMPI_Wait &co
  *   free it, and its free callback frees ours. A persistent call gets an inactive persistent
- *   request of MPI that is never started (PMPI_Recv_init from MPI_PROC_NULL): MPI treats it as
+ *   request of MPI that is never started (PMPI_Recv_init on MPI_COMM_SELF): MPI treats it as
  *   inactive, the table below knows whether it is. A plan (rmpi_plan_t) is the record of either.
  * - The table from handle to plan (a hash in the process state, rmpi_nb_t) is empty in a
  *   program that never posts through rcoll: every completion wrapper first reads its count and
@@ -453,7 +454,7 @@ static int route(rmpi_call_t *c, MPI_Comm comm, const char *name, int root, rmpi
     if (root != NOROOT && (root < 0 || root >= c->size))
         return 0;
     const char *how = rcoll_team_progress_mode(c->team);
-    if (how == NULL || (strcmp(how, "peers") != 0 && strcmp(how, "thread") != 0)) {
+    if (c->size > 1 && (how == NULL || (strcmp(how, "peers") != 0 && strcmp(how, "thread") != 0))) {
         rmpi_log_caller_mode(comm, how);
         return 0;
     }
@@ -479,9 +480,13 @@ static int nb_finish(rmpi_call_t *c, int rc, MPI_Request *request)
             plan_free(p);
         return rc;
     }
+    /* (a persistent one: a receive from rank 0 of MPI_COMM_SELF, never started. Not from
+     * MPI_PROC_NULL: in MPICH 4.0 a freed persistent request on MPI_PROC_NULL makes a later
+     * persistent collective of count 0 hang, without rcoll too.) */
+    static char none[1];
     int mpi_rc = p->mode == RMPI_POST
                      ? PMPI_Grequest_start(query_fn, free_fn, cancel_fn, p, &p->handle)
-                     : PMPI_Recv_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, c->comm, &p->handle);
+                     : PMPI_Recv_init(none, 0, MPI_BYTE, 0, 0, MPI_COMM_SELF, &p->handle);
     if (mpi_rc != MPI_SUCCESS) {
         p->handle = MPI_REQUEST_NULL;
         if (p->req && p->mode == RMPI_POST)
@@ -493,6 +498,8 @@ static int nb_finish(rmpi_call_t *c, int rc, MPI_Request *request)
     p->active = p->mode == RMPI_POST;
     table_add(p);
     *request = p->handle;
+    if (p->mode == RMPI_POST)
+        rmpi_log_request(p->comm, p->name, p->req, p->team);
     if (p->mode == RMPI_POST && p->req == NULL) /* nothing to move */
         plan_completed(p, RCOLL_OK);
     return MPI_SUCCESS;
@@ -867,6 +874,7 @@ static int start_plan(rmpi_plan_t *p)
     if (st != RCOLL_OK)
         return rmpi_rcoll_failed(p->team, st, p->comm);
     p->active = 1;
+    rmpi_log_request(p->comm, p->name, p->req, p->team);
     return MPI_SUCCESS;
 }
 

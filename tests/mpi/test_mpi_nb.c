@@ -419,16 +419,31 @@ static void op_post(op_t *o, int persistent)
  * wrong data: gather at np 1, allgather after the first start at np 2). */
 static int strict;
 
-static void check_status(const MPI_Status *st, const char *what)
+static void check_status_as(const MPI_Status *st, const char *what, int ours)
 {
     int count = -1, cancelled = -1;
     MPI_Get_count(st, MPI_BYTE, &count);
     MPI_Test_cancelled(st, &cancelled);
-    if (cancelled != 0 ||
-        (strict && (st->MPI_SOURCE != 0 || st->MPI_TAG != 0 || count != 0)))
+    if (cancelled != 0 || (ours && (st->MPI_SOURCE != 0 || st->MPI_TAG != 0 || count != 0)))
         FAIL("%s: status source %d tag %d count %d cancelled %d, expected %snot cancelled",
              what, st->MPI_SOURCE, st->MPI_TAG, count, cancelled,
-             strict ? "source 0 tag 0 count 0 " : "");
+             ours ? "source 0 tag 0 count 0 " : "");
+}
+
+static void check_status(const MPI_Status *st, const char *what)
+{
+    check_status_as(st, what, strict);
+}
+
+/* The status of op's request: the drop-in's unless the call went to MPI (a count of zero in a
+ * collective without v goes to MPI on every rank, as the blocking call does). */
+static void check_op_status(const MPI_Status *st, const char *what, const op_t *o)
+{
+    int zero = o->n == 0 && o->kind != K_BARRIER && o->kind != K_ALLGATHERV &&
+               o->kind != K_ALLTOALLV && o->kind != K_GATHERV && o->kind != K_SCATTERV;
+    char w[200];
+    snprintf(w, sizeof w, "%s (%s)", what, o->what);
+    check_status_as(st, w, strict && !zero);
 }
 
 /* ---- completion of a batch ---- */
@@ -462,7 +477,7 @@ static void complete(op_t *ops, int k, int method, unsigned *seed)
     case M_WAIT_REVERSE:
         for (i = k - 1; i >= 0; i--) {
             CHECK_MPI(MPI_Wait(&reqs[i], &st[i]));
-            check_status(&st[i], how);
+            check_op_status(&st[i], how, &ops[i]);
         }
         break;
     case M_TEST_RANDOM: {
@@ -478,20 +493,20 @@ static void complete(op_t *ops, int k, int method, unsigned *seed)
             do
                 CHECK_MPI(MPI_Test(&reqs[order[i]], &flag, &st[0]));
             while (!flag);
-            check_status(&st[0], how);
+            check_op_status(&st[0], how, &ops[order[i]]);
         }
         break;
     }
     case M_WAITALL:
         CHECK_MPI(MPI_Waitall(k, reqs, st));
         for (i = 0; i < k; i++)
-            check_status(&st[i], how);
+            check_op_status(&st[i], how, &ops[i]);
         break;
     case M_WAITANY:
         for (; left > 0; left--) {
             CHECK_MPI(MPI_Waitany(k, reqs, &i, &st[0]));
             mark(seen, i, k, how);
-            check_status(&st[0], how);
+            check_op_status(&st[0], how, &ops[i]);
         }
         CHECK_MPI(MPI_Waitany(k, reqs, &i, &st[0]));
         if (i != MPI_UNDEFINED)
@@ -508,7 +523,7 @@ static void complete(op_t *ops, int k, int method, unsigned *seed)
                 FAIL("%s: outcount %d with %d requests left", how, out, left);
             for (i = 0; i < out; i++) {
                 mark(seen, idx[i], k, how);
-                check_status(&st[i], how);
+                check_op_status(&st[i], how, &ops[idx[i]]);
             }
             left -= out;
         }
@@ -529,7 +544,7 @@ static void complete(op_t *ops, int k, int method, unsigned *seed)
             if (i == MPI_UNDEFINED)
                 FAIL("MPI_Testany: MPI_UNDEFINED with %d requests left", left);
             mark(seen, i, k, how);
-            check_status(&st[0], how);
+            check_op_status(&st[0], how, &ops[i]);
             left--;
         }
         break;
@@ -768,6 +783,10 @@ static int persistent(int rep)
     int calls = 0, starts = 3;
     for (int kind = 0; kind < K_COUNT; kind++) {
         for (int si = 0; si < NSIZES; si++) {
+            /* A count of 0 goes to MPI, and MPICH 4.0's own persistent collectives with a
+             * derived datatype fail an assertion at the second start. */
+            if (sizes[si] == 0 && (kind == K_ALLGATHER_STRIDED || kind == K_BCAST_STRIDED))
+                continue;
             op_t o[2];
             int pair = si % 2; /* odd sizes: two requests, MPI_Startall + MPI_Waitall */
             for (int k = 0; k <= pair; k++) {
@@ -785,11 +804,11 @@ static int persistent(int rep)
                     MPI_Request reqs[2] = {o[0].req, o[1].req};
                     CHECK_MPI(MPI_Startall(2, reqs));
                     CHECK_MPI(MPI_Waitall(2, reqs, st));
-                    check_status(&st[1], "persistent MPI_Waitall");
+                    check_op_status(&st[1], "persistent MPI_Waitall", &o[1]);
                     if (reqs[0] != o[0].req || reqs[1] != o[1].req)
                         FAIL("persistent: MPI_Waitall changed the handles");
                 }
-                check_status(&st[0], "persistent");
+                check_op_status(&st[0], "persistent", &o[0]);
                 for (int k = 0; k <= pair; k++)
                     op_check(&o[k]);
                 calls += 1 + pair;
@@ -886,7 +905,8 @@ int main(int argc, char **argv)
         }
         get_status(rep);
         comm_free_outstanding(rep);
-        cancel();
+        if (wsize >= 2) /* (one rank: MPI's own barrier is complete at once, cancelling it works) */
+            cancel();
         calls += 4;
         request_free(rep, freed + 2 * rep);
 #if MPI_VERSION >= 4

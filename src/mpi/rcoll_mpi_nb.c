@@ -22,7 +22,7 @@
  *   program that never posts through rcoll: every completion wrapper first reads its count and
  *   goes straight to PMPI_ when it is 0.
  * - Completion: rcoll requests are tested (rcoll_test) in a loop that keeps MPI's progress
- *   going (PMPI_Iprobe on MPI_COMM_SELF: the native requests of the array, and a peer waiting
+ *   going (PMPI_Iprobe on MPI_COMM_WORLD: the native requests of the array, and a peer waiting
  *   for our native send, keep moving) and yields the core when nothing moved; once every rcoll
  *   request the call needs is complete, the PMPI_ form of the call runs on the whole array
  *   (its generalized requests are complete, its persistent ones inactive to MPI), so statuses,
@@ -338,12 +338,14 @@ static int plan_test(rmpi_plan_t *p)
     return 1;
 }
 
-/* Keeps MPI's own requests moving while we wait for rcoll's (any MPI call that may block
- * progresses them all; a probe neither matches nor completes anything). */
+/* Keeps MPI's own requests moving while we wait for rcoll's: a probe progresses them all and
+ * neither matches nor completes anything. On MPI_COMM_WORLD: MPICH answers a probe on
+ * MPI_COMM_SELF without its progress engine (a peer waiting for our native send would
+ * starve). */
 static void poke(void)
 {
     int flag = 0;
-    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
 }
 
 static void drive(rmpi_plan_t *p)

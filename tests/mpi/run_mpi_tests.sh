@@ -33,7 +33,8 @@ MPICH_RUN=(mpirun.mpich)
 #   FLAVOR: ompi | mpich. CHECK: none; log (the output must contain a line from rcoll: it ran);
 #   quiet (no line from rcoll but its notice that it steps aside: everything went to PMPI_); algos:A,B (with RCOLL_LOG=info: the
 #   log names "algorithm A" and "algorithm B", or A as the one a fallback replaced); ran:C,D=A (with RCOLL_LOG=info: rcoll ran
-#   collective C, and D with algorithm A).
+#   collective C, and D with algorithm A); req:F,G (with RCOLL_LOG=info: the drop-in ran MPI
+#   functions F and G as rcoll requests, "rcoll[pid]: F on ...: request, algorithm ...").
 run() {
     local flavor=$1 np=$2 tmo=$3 check=$4 exe=$5
     shift 5
@@ -99,6 +100,12 @@ run() {
             # (or it gave way where it does not apply: hier_multi_leader on nodes of unequal
             # sizes, np=5 or 3 in 2-rank nodes, runs hier_gather_bcast and says so)
             grep -Eq "(algorithm|fallback of) $a\b" "$out" || why="$why the log never names algorithm $a;"
+        done
+    elif [ "${check%%:*}" = req ]; then
+        local f
+        for f in $(echo "${check#req:}" | tr ',' ' '); do
+            grep -Eq "^rcoll\[[0-9]+\]: $f on .*: request, algorithm " "$out" ||
+                why="$why the log never shows rcoll running $f;"
         done
     elif [ "${check%%:*}" = ran ]; then
         local c re
@@ -210,8 +217,12 @@ forced() {
     return 1
 }
 
+# The nonblocking forms test_mpi_nb posts, and (MPI-4: MPICH) the persistent ones.
+nb_forms=MPI_Ibarrier,MPI_Iallgather,MPI_Ialltoall,MPI_Ibcast,MPI_Igather,MPI_Iscatter,MPI_Iallgatherv,MPI_Ialltoallv,MPI_Igatherv,MPI_Iscatterv
+p_forms=MPI_Barrier_init,MPI_Allgather_init,MPI_Alltoall_init,MPI_Bcast_init,MPI_Gather_init,MPI_Scatter_init,MPI_Allgatherv_init,MPI_Alltoallv_init,MPI_Gatherv_init,MPI_Scatterv_init
+
 # Tests that this script knows; any other tests/mpi/*.c runs once per MPI with no arguments.
-known=" test_mpi_basic test_mpi_colls test_mpi_comm_cycles test_mpi_errors test_mpi_intercomm_disable test_mpi_thread_multiple "
+known=" test_mpi_basic test_mpi_colls test_mpi_comm_cycles test_mpi_errors test_mpi_intercomm_disable test_mpi_thread_multiple test_mpi_nb "
 
 if [ $have_ompi -eq 1 ]; then
     echo "== Open MPI ($BUILD/librcoll-mpi.so)"
@@ -249,6 +260,18 @@ if [ $have_ompi -eq 1 ]; then
     run ompi 2 60 none test_mpi_intercomm_disable 10
     run ompi 5 60 none test_mpi_intercomm_disable 5
     run ompi 4 60 quiet test_mpi_intercomm_disable 5 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
+    # Nonblocking collectives (test_mpi_nb; "strict": the statuses are the drop-in's): on one
+    # node by one-sided completion (the log shows each form ran as an rcoll request); across
+    # emulated nodes with a progress thread; in "caller" mode (emulated nodes, no thread) the
+    # drop-in gives them to MPI and says so; and all through MPI with the drop-in disabled.
+    run ompi 1 60 none test_mpi_nb 2 strict
+    run ompi 2 90 "req:$nb_forms" test_mpi_nb 2 strict -- RCOLL_LOG=info
+    run ompi 3 90 none test_mpi_nb 2 strict
+    run ompi 5 120 none test_mpi_nb 1 strict
+    run ompi 3 120 "req:$nb_forms" test_mpi_nb 1 strict -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp \
+        RCOLL_PROGRESS=thread
+    run ompi 3 120 log test_mpi_nb 1 -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp
+    run ompi 3 60 quiet test_mpi_nb 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
     # MPI_THREAD_MULTIPLE: 3 threads, each on its own communicator, through rcoll; across
     # emulated nodes the drop-in steps aside (its teams would share one UCX worker) and says so.
     run ompi 3 60 "ran:barrier,allgather,alltoall,bcast,gather,scatter,allgatherv,alltoallv,gatherv,scatterv" \
@@ -291,6 +314,13 @@ if [ $have_mpich -eq 1 ]; then
     run mpich 2 60 quiet test_mpi_intercomm_disable 3 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
     run mpich 2 60 "ran:barrier,allgather,alltoall,bcast,gather,scatter,allgatherv,alltoallv,gatherv,scatterv" \
         test_mpi_thread_multiple 50 -- RCOLL_LOG=info
+    # Nonblocking and persistent (MPI-4) collectives, as under Open MPI.
+    run mpich 1 60 none test_mpi_nb 1 strict
+    run mpich 2 90 "req:$nb_forms,$p_forms" test_mpi_nb 1 strict -- RCOLL_LOG=info
+    run mpich 3 120 none test_mpi_nb 1 strict
+    run mpich 2 120 "req:$nb_forms,$p_forms" test_mpi_nb 1 strict -- RCOLL_LOG=info RCOLL_PPN=1 \
+        UCX_TLS=tcp RCOLL_PROGRESS=thread
+    run mpich 2 60 quiet test_mpi_nb 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
     for src in "$SRC_TESTS"/*.c; do
         t=$(basename "$src" .c)
         case "$known" in *" $t "*) ;; *) run mpich 2 60 none "$t" ;; esac

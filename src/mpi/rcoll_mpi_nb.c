@@ -393,7 +393,7 @@ static rmpi_plan_t *take_orphans(const rcoll_team_t *team)
 /* The team's orphans, tested once before its next call: released if done, else kept. */
 static void tend_orphans(const rcoll_team_t *team)
 {
-    if (rmpi_nb()->orphans == NULL) /* (a racy peek: a miss waits for the next call) */
+    if (none_live())
         return;
     rmpi_plan_t *mine = take_orphans(team);
     while (mine) {
@@ -932,8 +932,8 @@ static void scan_free(scan_t *sc)
         free(sc->s);
 }
 
-/* Finds the active rcoll requests of the array: 0 if none (or no memory: then MPI's call
- * runs as is, as it would without rcoll's requests). */
+/* Finds the active rcoll requests of the array: how many (0: MPI's call runs as is), -1 if
+ * out of memory (MPI_ERR_NO_MEM raised). */
 static int scan_init(scan_t *sc, int count, const MPI_Request reqs[])
 {
     sc->ours = sc->done = 0;
@@ -943,7 +943,9 @@ static int scan_init(scan_t *sc, int count, const MPI_Request reqs[])
         return 0;
     if (count > SCAN_LOCAL && (sc->s = calloc((size_t)count, sizeof *sc->s)) == NULL) {
         sc->s = sc->local;
-        return 0;
+        fprintf(stderr, "rcoll: out of memory for a completion call of %d requests\n", count);
+        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+        return -1;
     }
     for (int i = 0; i < count; i++) {
         slot_t *s = &sc->s[i];
@@ -1020,8 +1022,9 @@ static void scan_deactivate(const scan_t *sc)
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
     scan_t sc;
-    if (!scan_init(&sc, count, array_of_requests))
-        return PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    int ours = scan_init(&sc, count, array_of_requests);
+    if (ours <= 0)
+        return ours < 0 ? MPI_ERR_NO_MEM : PMPI_Waitall(count, array_of_requests, array_of_statuses);
     scan_wait(&sc);
     scan_deactivate(&sc);
     int rc = PMPI_Waitall(count, array_of_requests, array_of_statuses);
@@ -1034,8 +1037,9 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
                 MPI_Status array_of_statuses[])
 {
     scan_t sc;
-    if (!scan_init(&sc, count, array_of_requests))
-        return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+    int ours = scan_init(&sc, count, array_of_requests);
+    if (ours <= 0)
+        return ours < 0 ? MPI_ERR_NO_MEM : PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
     int rc = MPI_SUCCESS;
     *flag = 0;
     if (scan_test(&sc) < sc.ours)
@@ -1078,8 +1082,9 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
                 MPI_Status *status)
 {
     scan_t sc;
-    if (!scan_init(&sc, count, array_of_requests))
-        return PMPI_Testany(count, array_of_requests, index, flag, status);
+    int ours = scan_init(&sc, count, array_of_requests);
+    if (ours <= 0)
+        return ours < 0 ? MPI_ERR_NO_MEM : PMPI_Testany(count, array_of_requests, index, flag, status);
     int rc = testany_once(&sc, count, array_of_requests, index, flag, status);
     if (!*flag)
         poke();
@@ -1090,8 +1095,9 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
     scan_t sc;
-    if (!scan_init(&sc, count, array_of_requests))
-        return PMPI_Waitany(count, array_of_requests, index, status);
+    int ours = scan_init(&sc, count, array_of_requests);
+    if (ours <= 0)
+        return ours < 0 ? MPI_ERR_NO_MEM : PMPI_Waitany(count, array_of_requests, index, status);
     int flag = 0, rc;
     while ((rc = testany_once(&sc, count, array_of_requests, index, &flag, status)) ==
                MPI_SUCCESS && !flag)
@@ -1132,9 +1138,11 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
     scan_t sc;
-    if (!scan_init(&sc, incount, array_of_requests))
-        return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
-                             array_of_statuses);
+    int ours = scan_init(&sc, incount, array_of_requests);
+    if (ours <= 0)
+        return ours < 0 ? MPI_ERR_NO_MEM
+                        : PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
+                                        array_of_statuses);
     int rc = testsome_once(&sc, incount, array_of_requests, outcount, array_of_indices,
                            array_of_statuses);
     if (*outcount == 0)
@@ -1147,9 +1155,11 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
     scan_t sc;
-    if (!scan_init(&sc, incount, array_of_requests))
-        return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
-                             array_of_statuses);
+    int ours = scan_init(&sc, incount, array_of_requests);
+    if (ours <= 0)
+        return ours < 0 ? MPI_ERR_NO_MEM
+                        : PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
+                                        array_of_statuses);
     int rc;
     while ((rc = testsome_once(&sc, incount, array_of_requests, outcount, array_of_indices,
                                array_of_statuses)) == MPI_SUCCESS && *outcount == 0)
@@ -1177,6 +1187,7 @@ void rmpi_nb_finalize(void)
         rmpi_plan_t *p;
         while ((p = nb->bucket[b]) != NULL) {
             MPI_Request h = p->handle;
+            unlist(p);
             if (p->mode == RMPI_POST) {
                 if (!p->done) {
                     rcoll_request_free(p->req);
@@ -1185,7 +1196,6 @@ void rmpi_nb_finalize(void)
                 }
                 PMPI_Request_free(&h); /* free_fn frees p */
             } else {
-                unlist(p);
                 PMPI_Request_free(&h);
                 plan_free(p);
             }

@@ -20,9 +20,12 @@
  *   changed between starts (MPI_Start + MPI_Wait, or MPI_Startall of two with MPI_Waitall),
  *   MPI_Startall mixing native persistent sends and receives with collective ones, a request
  *   freed without ever being started, and MPI_Start on an active request.
+ * - threads: under MPI_THREAD_MULTIPLE, two threads post and complete batches at once, each on
+ *   its own duplicate of MPI_COMM_WORLD (the drop-in's request table shared between them).
  * Usage: test_mpi_nb [repetitions (default 1)] [strict: rcoll runs the calls (preloaded): see
- * `strict`]. Prints "OK test_mpi_nb ..." on rank 0. */
+ * `strict`] [threads]. Prints "OK test_mpi_nb ..." on rank 0. */
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -875,17 +878,67 @@ static int persistent(int rep)
 }
 #endif
 
+/* ---- threads ---- */
+
+typedef struct {
+    MPI_Comm comm;
+    int reps, calls;
+} worker_t;
+
+static void *worker(void *arg)
+{
+    worker_t *w = arg;
+    for (int rep = 0; rep < w->reps; rep++)
+        w->calls += batches(w->comm, rep);
+    return NULL;
+}
+
+static int threaded(int reps)
+{
+    worker_t w[2];
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) {
+        w[i].reps = reps;
+        w[i].calls = 0;
+        CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &w[i].comm));
+    }
+    for (int i = 0; i < 2; i++)
+        if (pthread_create(&th[i], NULL, worker, &w[i]) != 0)
+            FAIL("pthread_create");
+    for (int i = 0; i < 2; i++) {
+        pthread_join(th[i], NULL);
+        MPI_Comm_free(&w[i].comm);
+    }
+    return w[0].calls + w[1].calls;
+}
+
 int main(int argc, char **argv)
 {
     int reps = argc > 1 ? atoi(argv[1]) : 1;
-    MPI_Init(&argc, &argv);
+    int threads = argc > 3 && strcmp(argv[3], "threads") == 0, provided = 0;
+    MPI_Init_thread(&argc, &argv, threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    if (threads && provided < MPI_THREAD_MULTIPLE) {
+        if (wrank == 0)
+            printf("OK test_mpi_nb (skipped: no MPI_THREAD_MULTIPLE)\n");
+        MPI_Finalize();
+        return 0;
+    }
     double t0 = MPI_Wtime();
     statuses_ignore = MPI_STATUSES_IGNORE;
     MPI_Type_create_resized(MPI_INT, 0, 8, &strided);
     MPI_Type_commit(&strided);
     strict = argc > 2 && strcmp(argv[2], "strict") == 0;
+    if (threads) {
+        long n = threaded(reps);
+        MPI_Type_free(&strided);
+        if (wrank == 0)
+            printf("OK test_mpi_nb (np %d, threads, %d repetitions, %ld calls, %.2f s)\n", wsize,
+                   reps, n, MPI_Wtime() - t0);
+        MPI_Finalize();
+        return 0;
+    }
 
     MPI_Comm split, dup;
     CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, wsize - wrank, &split));

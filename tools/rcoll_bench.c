@@ -1818,14 +1818,17 @@ static int persistent_init(struct bench *b, const struct options *o, rcoll_coll_
 }
 
 /* Untimed check of one (coll, impl, size) before timing it: one call (one per root with --root
- * rotate), its data verified, the outcome agreed by every rank. Returns 0 if it passed; else
- * the failure is reported and, for rcoll, the team recreated. */
+ * rotate; a persistent request is started twice, with other data the second time, as a
+ * restart that moved nothing or the data of its first start would go unseen), its data
+ * verified, the outcome agreed by every rank. Returns 0 if it passed; else the failure is
+ * reported and, for rcoll, the team recreated. */
 static int check_block(struct bench *b, const struct options *o, rcoll_coll_t coll, struct impl *im,
                        size_t m)
 {
     int nroots = is_rooted(coll) && o->root == ROOT_ROTATE ? b->size : 1;
-    for (int k = 0; k < nroots; k++) {
-        int root = is_rooted(coll) ? (o->root == ROOT_ROTATE ? k : o->root) : 0;
+    int ncalls = nroots * (im->mode == MODE_PERSISTENT ? 2 : 1);
+    for (int k = 0; k < ncalls; k++) {
+        int root = is_rooted(coll) ? (o->root == ROOT_ROTATE ? k % nroots : o->root) : 0;
         int iter = INT_MAX - k;
         unsigned char *s = b->sendbuf, *r = b->recvbuf;
         fill_call(b, coll, root, iter, s, r);

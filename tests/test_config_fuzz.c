@@ -65,6 +65,10 @@ static const char *const cmas[] = {"auto", "1", "off", "0"};
 static const int cma_values[] = {RCOLL_CMA_AUTO, RCOLL_CMA_AUTO, RCOLL_CMA_OFF, RCOLL_CMA_OFF};
 static const char *const puts_[] = {"auto", "am", "rma"};
 static const int put_values[] = {RCOLL_UCX_PUT_AUTO, RCOLL_UCX_PUT_AM, RCOLL_UCX_PUT_RMA};
+static const char *const progs[] = {"caller", "thread"};
+static const int prog_values[] = {0, 1};
+static const char *const nbalgos[] = {"pairs", "binomial_forward"};
+static const int nbalgo_values[] = {0, 1};
 static const char *const nets[] = {"auto", "ucx", "ofi", "UCX", "Ofi", "verbs_2", "x",
                                    "abcdefghijklmno", "abcdefghijklmnop", "u-x", "ucx ", "ofi;"};
 
@@ -78,6 +82,13 @@ static const var_t fixed_vars[] = {
      .values = cma_values, .count = 4},
     {.name = "RCOLL_UCX_PUT", .kind = K_CHOICE, FIELD(ucx_put, F_INT), .names = puts_,
      .values = put_values, .count = 3},
+    {.name = "RCOLL_PROGRESS", .kind = K_CHOICE, FIELD(progress_thread, F_INT), .names = progs,
+     .values = prog_values, .count = 2},
+    {.name = "RCOLL_NB_ALGO", .kind = K_CHOICE, FIELD(nb_algo, F_INT), .names = nbalgos,
+     .values = nbalgo_values, .count = 2},
+    {.name = "RCOLL_NB_SLOTS", .kind = K_INT, FIELD(nb_slots, F_INT), .lo = 0, .hi = 1024},
+    {.name = "RCOLL_NB_INLINE", .kind = K_SIZE, FIELD(nb_inline, F_SIZE), .lo = 0, .hi = 1 << 20,
+     .round = 1},
     {.name = "RCOLL_NET", .kind = K_NAME, FIELD(net, F_STR), .names = nets,
      .count = (int)(sizeof nets / sizeof nets[0])},
     {.name = "RCOLL_TIMEOUT", .kind = K_SECONDS, FIELD(timeout_s, F_DOUBLE)},

@@ -1,5 +1,5 @@
-/* rcoll public C API: contexts, teams built over an out-of-band bootstrap, and blocking
- * collectives (barrier, allgather, alltoall, bcast, gather, scatter and the v-forms of
+/* rcoll public C API: contexts, teams built over an out-of-band bootstrap, and blocking,
+ * nonblocking and persistent collectives (barrier, allgather, alltoall, bcast, gather, scatter and the v-forms of
  * allgather, alltoall, gather and scatter). Everything a user or a binding needs is in this
  * header. Data is counted in bytes: a binding packs typed data before it calls rcoll. */
 #ifndef RCOLL_RCOLL_H
@@ -143,6 +143,95 @@ RCOLL_API rcoll_status_t rcoll_gatherv(rcoll_team_t *team, const void *sendbuf, 
  * rcoll_scatter. */
 RCOLL_API rcoll_status_t rcoll_scatterv(rcoll_team_t *team, const void *sendbuf, const size_t *counts,
                                         const size_t *displs, void *recvbuf, size_t recvbytes, int root);
+
+/* ---- Nonblocking and persistent collectives (docs/nonblocking.md) ----
+ *
+ * rcoll_i<coll> posts the collective and returns at once with *req; the arguments are those of
+ * the blocking call, and the buffers (and the v-forms' count and displacement arrays) must not
+ * be touched until the request completes. rcoll_<coll>_init makes a persistent request bound to
+ * its buffers: each rcoll_start runs the collective again with whatever the buffers hold then;
+ * it is inactive before the first start and after each completion. Every rank of the team posts
+ * (and starts) its collectives, blocking, nonblocking and persistent alike, in the same order;
+ * several may be outstanding on a team and they may be completed in any order.
+ *
+ * Completion: rcoll_test (never blocks: *done = 1 once complete) or rcoll_wait; both return the
+ * collective's status once it completed (a request that is inactive returns RCOLL_OK at once).
+ * Every request is released by rcoll_request_free, also an active one: it then completes on
+ * its own (its buffers stay in use until it does), as MPI_Request_free.
+ *
+ * Progress: where every rank of the team is on one node and may read and write its peers'
+ * memory (CMA), a rank that is inside rcoll moves the data of the ranks that are not (a posted
+ * rank's buffers are readable and writable by its peers): a collective completes while the
+ * caller computes once its peers have posted it. Elsewhere the caller drives it in test, wait
+ * and its next call on the team, or a progress thread does (RCOLL_PROGRESS=thread). A request
+ * cannot be used by two threads at once. */
+typedef struct rcoll_request rcoll_request_t;
+
+RCOLL_API rcoll_status_t rcoll_ibarrier(rcoll_team_t *team, rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_iallgather(rcoll_team_t *team, const void *sendbuf, void *recvbuf, size_t bytes,
+                                          rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_ialltoall(rcoll_team_t *team, const void *sendbuf, void *recvbuf, size_t bytes,
+                                         rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_ibcast(rcoll_team_t *team, void *buf, size_t bytes, int root,
+                                      rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_igather(rcoll_team_t *team, const void *sendbuf, void *recvbuf, size_t bytes,
+                                       int root, rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_iscatter(rcoll_team_t *team, const void *sendbuf, void *recvbuf, size_t bytes,
+                                        int root, rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_iallgatherv(rcoll_team_t *team, const void *sendbuf, size_t sendbytes,
+                                           void *recvbuf, const size_t *counts, const size_t *displs,
+                                           rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_ialltoallv(rcoll_team_t *team, const void *sendbuf, const size_t *sendcounts,
+                                          const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                                          const size_t *rdispls, rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_igatherv(rcoll_team_t *team, const void *sendbuf, size_t sendbytes,
+                                        void *recvbuf, const size_t *counts, const size_t *displs, int root,
+                                        rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_iscatterv(rcoll_team_t *team, const void *sendbuf, const size_t *counts,
+                                         const size_t *displs, void *recvbuf, size_t recvbytes, int root,
+                                         rcoll_request_t **req);
+
+RCOLL_API rcoll_status_t rcoll_barrier_init(rcoll_team_t *team, rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_allgather_init(rcoll_team_t *team, const void *sendbuf, void *recvbuf,
+                                              size_t bytes, rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_alltoall_init(rcoll_team_t *team, const void *sendbuf, void *recvbuf,
+                                             size_t bytes, rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_bcast_init(rcoll_team_t *team, void *buf, size_t bytes, int root,
+                                          rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_gather_init(rcoll_team_t *team, const void *sendbuf, void *recvbuf,
+                                           size_t bytes, int root, rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_scatter_init(rcoll_team_t *team, const void *sendbuf, void *recvbuf,
+                                            size_t bytes, int root, rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_allgatherv_init(rcoll_team_t *team, const void *sendbuf, size_t sendbytes,
+                                               void *recvbuf, const size_t *counts, const size_t *displs,
+                                               rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_alltoallv_init(rcoll_team_t *team, const void *sendbuf,
+                                              const size_t *sendcounts, const size_t *sdispls, void *recvbuf,
+                                              const size_t *recvcounts, const size_t *rdispls,
+                                              rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_gatherv_init(rcoll_team_t *team, const void *sendbuf, size_t sendbytes,
+                                            void *recvbuf, const size_t *counts, const size_t *displs, int root,
+                                            rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_scatterv_init(rcoll_team_t *team, const void *sendbuf, const size_t *counts,
+                                             const size_t *displs, void *recvbuf, size_t recvbytes, int root,
+                                             rcoll_request_t **req);
+
+/* Starts an inactive persistent request (RCOLL_ERR_INVALID if it is active or not persistent). */
+RCOLL_API rcoll_status_t rcoll_start(rcoll_request_t *req);
+RCOLL_API rcoll_status_t rcoll_test(rcoll_request_t *req, int *done);
+RCOLL_API rcoll_status_t rcoll_wait(rcoll_request_t *req);
+RCOLL_API void rcoll_request_free(rcoll_request_t *req);
+/* 1 while started and not yet completed by test or wait. */
+RCOLL_API int rcoll_request_active(const rcoll_request_t *req);
+RCOLL_API int rcoll_request_persistent(const rcoll_request_t *req);
+/* The algorithm that runs (or ran) the request's collective. */
+RCOLL_API const char *rcoll_request_algorithm(const rcoll_request_t *req);
+/* How the team's requests progress, alike on every rank: "peers" (one-sided: a posted rank's
+ * data moves while it computes), "thread" (RCOLL_PROGRESS=thread: a progress thread of this
+ * process runs them) or "caller" (only inside rcoll calls of this rank). */
+RCOLL_API const char *rcoll_team_progress_mode(const rcoll_team_t *team);
+/* Moves data of the team's outstanding requests where this rank can, without blocking. */
+RCOLL_API rcoll_status_t rcoll_team_progress(rcoll_team_t *team);
 
 /* Run `name` for every later call of `coll` on this team (NULL or "auto": back to the
  * decision). An unknown or inapplicable name is RCOLL_ERR_INVALID; the message lists the valid

@@ -124,6 +124,8 @@ static rcoll_status_t read_choices(rcoll_config_t *cfg, char *err, size_t err_le
     static const char *const logs[] = {"error", "warn", "info", "debug"};
     static const char *const cmas[] = {"auto", "1", "off", "0"};
     static const char *const puts[] = {"auto", "am", "rma"};
+    static const char *const progress[] = {"caller", "thread"};
+    static const char *const nb_algos[] = {"pairs", "binomial_forward"};
     int c;
     rcoll_status_t st = read_choice("RCOLL_WAIT", waits, 4, "spin, yield, block or auto", &c, err, err_len);
     if (st == RCOLL_OK && c >= 0)
@@ -137,6 +139,12 @@ static rcoll_status_t read_choices(rcoll_config_t *cfg, char *err, size_t err_le
     if (st == RCOLL_OK && (st = read_choice("RCOLL_UCX_PUT", puts, 3, "am, rma or auto", &c, err,
                                             err_len)) == RCOLL_OK && c >= 0)
         cfg->ucx_put = (rcoll_ucx_put_t)c;
+    if (st == RCOLL_OK && (st = read_choice("RCOLL_PROGRESS", progress, 2, "caller or thread", &c, err,
+                                            err_len)) == RCOLL_OK && c >= 0)
+        cfg->progress_thread = c;
+    if (st == RCOLL_OK && (st = read_choice("RCOLL_NB_ALGO", nb_algos, 2, "pairs or binomial_forward", &c,
+                                            err, err_len)) == RCOLL_OK && c >= 0)
+        cfg->nb_algo = c;
     return st;
 }
 
@@ -152,6 +160,7 @@ static rcoll_status_t read_sizes(rcoll_config_t *cfg, char *err, size_t err_len)
          &cfg->zcopy_threshold},
         {"RCOLL_INBOX_BYTES", 4096, RCOLL_INBOX_BYTES_MAX, "a size 4k..1g", &cfg->inbox_bytes},
         {"RCOLL_RAIL_MIN", 4096, SIZE_MAX, "a size of at least 4k", &cfg->rail_min},
+        {"RCOLL_NB_INLINE", 0, 1 << 20, "a size 0..1m", &cfg->nb_inline},
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         const char *v = getenv(sizes[i].var);
@@ -184,6 +193,7 @@ static rcoll_status_t read_ints(rcoll_config_t *cfg, char *err, size_t err_len)
         {"RCOLL_RAILS", 1, 16, "an integer 1..16 (UCX endpoints per peer)", &cfg->rails},
         {"RCOLL_REG_CACHE", 0, 1 << 16, "an integer 0..65536 (0: no registration cache)", &cfg->reg_cache},
         {"RCOLL_PPN", 1, INT_MAX, "an integer 1..2147483647 (ranks per node)", &cfg->ppn},
+        {"RCOLL_NB_SLOTS", 0, 1024, "an integer 0..1024 (0: no board)", &cfg->nb_slots},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
         const char *v = getenv(ints[i].var);
@@ -554,6 +564,8 @@ rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_
     cfg->log_level = RCOLL_LOG_WARN;
     cfg->cma = RCOLL_CMA_AUTO;
     cfg->ucx_put = RCOLL_UCX_PUT_AUTO;
+    cfg->nb_slots = 8;          /* docs/tuning.md, "Nonblocking collectives" */
+    cfg->nb_inline = 16 * 1024;
     cfg->cores = online_cores();
     cfg->spin_iters = cfg->yield_iters = -1;
     err[0] = '\0';

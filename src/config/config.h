@@ -10,6 +10,7 @@
 typedef enum { RCOLL_WAIT_AUTO, RCOLL_WAIT_SPIN, RCOLL_WAIT_YIELD, RCOLL_WAIT_BLOCK } rcoll_wait_mode_t;
 typedef enum { RCOLL_LOG_ERROR = 0, RCOLL_LOG_WARN, RCOLL_LOG_INFO, RCOLL_LOG_DEBUG } rcoll_log_level_t;
 typedef enum { RCOLL_CMA_AUTO, RCOLL_CMA_OFF } rcoll_cma_mode_t;
+typedef enum { RCOLL_NB_ALGO_PAIRS, RCOLL_NB_ALGO_BINOMIAL_FORWARD } rcoll_nb_algo_choice_t;
 typedef enum { RCOLL_UCX_PUT_AUTO, RCOLL_UCX_PUT_AM, RCOLL_UCX_PUT_RMA } rcoll_ucx_put_t;
 /* The longest network channel name RCOLL_NET takes. */
 #define RCOLL_NET_NAME_MAX 16
@@ -75,6 +76,12 @@ typedef struct {
     rcoll_log_level_t log_level;     /* RCOLL_LOG=error|warn|info|debug */
     rcoll_cma_mode_t cma;            /* RCOLL_CMA=0 forces the copy-through-shm fallback */
     rcoll_ucx_put_t ucx_put;         /* RCOLL_UCX_PUT=am|rma|auto: single copies to other nodes */
+    int nb_slots;                    /* RCOLL_NB_SLOTS: outstanding nonblocking calls per team on
+                                      * the board (0: no board, caller-driven engine) */
+    size_t nb_inline;                /* RCOLL_NB_INLINE: per call and rank, send data up to this
+                                      * is copied onto the board at post */
+    int progress_thread;             /* RCOLL_PROGRESS=thread (1) or caller (0) */
+    int nb_algo;                     /* RCOLL_NB_ALGO=pairs|binomial_forward (allgather) */
     char net[RCOLL_NET_NAME_MAX];    /* RCOLL_NET: a network channel's name (src/net/net.c), "" = auto */
     char algo[RCOLL_COLL_COUNT][RCOLL_ALGO_NAME_MAX]; /* RCOLL_<COLL>_ALGO, "" = auto */
     int tune_count;                  /* RCOLL_TUNE: its ranges in the order given (a later one */

@@ -1,11 +1,15 @@
-/* The public collective calls: argument checks, the local part every algorithm shares (a
- * rank's own block copied to where it belongs, in-place alltoall(v) turned into a copy of the
- * send data), calls every rank knows to be empty skipped, then the team's run (algorithm
- * choice, transport enter/leave). What an algorithm may assume is written in coll/coll.h. */
+/* The public blocking collective calls and the preparation of every call (core/call.h):
+ * argument checks, the local part every algorithm shares (a rank's own block copied to where it
+ * belongs, in-place alltoall(v) turned into a copy of the send data), calls every rank knows to
+ * be empty skipped, then the team's run (algorithm choice, transport enter/leave). What an
+ * algorithm may assume is written in coll/coll.h. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll.h"
 #include "coll/colls.h"
+#include "core/call.h"
+#include "core/request.h"
 #include "core/team.h"
 
 static rcoll_status_t bad(struct rcoll_team *t, const char *coll, const char *what)
@@ -47,44 +51,68 @@ static size_t extent_of(const size_t *counts, const size_t *displs, int size)
     return end;
 }
 
-rcoll_status_t rcoll_barrier(rcoll_team_t *t)
+static rcoll_status_t verdict(rcoll_call_verdict_t *v, rcoll_call_verdict_t what)
 {
-    if (!t)
-        return RCOLL_ERR_INVALID;
-    rcoll_args_t a = {0};
-    if (t->size == 1)
-        return rcoll_team_skip(t);
-    return rcoll_team_run(t, RCOLL_COLL_BARRIER, &a);
+    *v = what;
+    return RCOLL_OK;
 }
 
-rcoll_status_t rcoll_allgather(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t bytes)
+/* The in-place copy's buffer: the team's scratch slot (blocking) or the request's own. */
+static void *inplace_copy(struct rcoll_team *t, rcoll_call_copy_t *cp, size_t bytes)
 {
-    if (!t)
-        return RCOLL_ERR_INVALID;
+    if (!cp)
+        return rcoll_team_tmp(t, RCOLL_TMP_INPLACE, bytes);
+    if (bytes > cp->bytes) {
+        void *p = realloc(cp->buf, bytes);
+        if (!p)
+            return NULL;
+        cp->buf = p;
+        cp->bytes = bytes;
+    }
+    return cp->buf;
+}
+
+static rcoll_status_t prep_barrier(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
+            rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
+{
+    (void)c;
+    (void)a;
+    (void)cp;
+    if (t->size == 1)
+        return verdict(v, RCOLL_CALL_SKIP);
+    return verdict(v, RCOLL_CALL_RUN);
+}
+static rcoll_status_t prep_allgather(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
+              rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
+{
+    (void)cp;
+    const void *sendbuf = c->sendbuf;
+    void *recvbuf = c->recvbuf;
+    size_t bytes = c->bytes;
     rcoll_status_t st = check(t, RCOLL_COLL_ALLGATHER, 0, sendbuf, recvbuf, bytes);
     if (st != RCOLL_OK)
         return st;
     if (bytes && sendbuf != RCOLL_IN_PLACE)
         copy_block((char *)recvbuf + (size_t)t->rank * bytes, sendbuf, bytes);
     if (t->size == 1 || bytes == 0) /* nothing to move: every rank knows it, no exchange */
-        return rcoll_team_skip(t);
-    rcoll_args_t a = {0};
-    a.sendbuf = sendbuf;
-    a.recvbuf = recvbuf;
-    a.bytes = bytes;
-    return rcoll_team_run(t, RCOLL_COLL_ALLGATHER, &a);
+        return verdict(v, RCOLL_CALL_SKIP);
+    a->sendbuf = sendbuf;
+    a->recvbuf = recvbuf;
+    a->bytes = bytes;
+    return verdict(v, RCOLL_CALL_RUN);
 }
-
-rcoll_status_t rcoll_alltoall(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t bytes)
+static rcoll_status_t prep_alltoall(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
+             rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
-    if (!t)
-        return RCOLL_ERR_INVALID;
+    const void *sendbuf = c->sendbuf;
+    void *recvbuf = c->recvbuf;
+    size_t bytes = c->bytes;
     rcoll_status_t st = check(t, RCOLL_COLL_ALLTOALL, 0, sendbuf, recvbuf, bytes);
     if (st != RCOLL_OK)
         return st;
     size_t total = (size_t)t->size * bytes;
     if (bytes && sendbuf == RCOLL_IN_PLACE && t->size > 1) {
-        void *copy = rcoll_team_tmp(t, RCOLL_TMP_INPLACE, total);
+        void *copy = inplace_copy(t, cp, total);
         if (!copy)
             return rcoll_team_error(t, RCOLL_ERR_NOMEM, "alltoall: no memory for the in-place copy");
         memcpy(copy, recvbuf, total);
@@ -94,35 +122,38 @@ rcoll_status_t rcoll_alltoall(rcoll_team_t *t, const void *sendbuf, void *recvbu
         copy_block((char *)recvbuf + (size_t)t->rank * bytes,
                    (const char *)sendbuf + (size_t)t->rank * bytes, bytes);
     if (t->size == 1 || bytes == 0)
-        return rcoll_team_skip(t);
-    rcoll_args_t a = {0};
-    a.sendbuf = sendbuf;
-    a.recvbuf = recvbuf;
-    a.bytes = bytes;
-    return rcoll_team_run(t, RCOLL_COLL_ALLTOALL, &a);
+        return verdict(v, RCOLL_CALL_SKIP);
+    a->sendbuf = sendbuf;
+    a->recvbuf = recvbuf;
+    a->bytes = bytes;
+    return verdict(v, RCOLL_CALL_RUN);
 }
-
-rcoll_status_t rcoll_bcast(rcoll_team_t *t, void *buf, size_t bytes, int root)
+static rcoll_status_t prep_bcast(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
+          rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
-    if (!t)
-        return RCOLL_ERR_INVALID;
+    (void)cp;
+    void *buf = c->recvbuf;
+    size_t bytes = c->bytes;
+    int root = c->root;
     rcoll_status_t st = check(t, RCOLL_COLL_BCAST, root, buf, buf, bytes);
     if (st != RCOLL_OK)
         return st;
     if (t->size == 1 || bytes == 0)
-        return rcoll_team_skip(t);
-    rcoll_args_t a = {0};
-    a.root = root;
-    a.sendbuf = buf;
-    a.recvbuf = buf;
-    a.bytes = bytes;
-    return rcoll_team_run(t, RCOLL_COLL_BCAST, &a);
+        return verdict(v, RCOLL_CALL_SKIP);
+    a->root = root;
+    a->sendbuf = buf;
+    a->recvbuf = buf;
+    a->bytes = bytes;
+    return verdict(v, RCOLL_CALL_RUN);
 }
-
-rcoll_status_t rcoll_gather(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t bytes, int root)
+static rcoll_status_t prep_gather(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
+           rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
-    if (!t)
-        return RCOLL_ERR_INVALID;
+    (void)cp;
+    const void *sendbuf = c->sendbuf;
+    void *recvbuf = c->recvbuf;
+    size_t bytes = c->bytes;
+    int root = c->root;
     rcoll_status_t st = check(t, RCOLL_COLL_GATHER, root, sendbuf, recvbuf, bytes);
     if (st != RCOLL_OK)
         return st;
@@ -134,19 +165,21 @@ rcoll_status_t rcoll_gather(rcoll_team_t *t, const void *sendbuf, void *recvbuf,
         sendbuf = mine;
     }
     if (t->size == 1 || bytes == 0)
-        return rcoll_team_skip(t);
-    rcoll_args_t a = {0};
-    a.root = root;
-    a.sendbuf = sendbuf;
-    a.recvbuf = am_root ? recvbuf : NULL;
-    a.bytes = bytes;
-    return rcoll_team_run(t, RCOLL_COLL_GATHER, &a);
+        return verdict(v, RCOLL_CALL_SKIP);
+    a->root = root;
+    a->sendbuf = sendbuf;
+    a->recvbuf = am_root ? recvbuf : NULL;
+    a->bytes = bytes;
+    return verdict(v, RCOLL_CALL_RUN);
 }
-
-rcoll_status_t rcoll_scatter(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t bytes, int root)
+static rcoll_status_t prep_scatter(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
+            rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
-    if (!t)
-        return RCOLL_ERR_INVALID;
+    (void)cp;
+    const void *sendbuf = c->sendbuf;
+    void *recvbuf = c->recvbuf;
+    size_t bytes = c->bytes;
+    int root = c->root;
     rcoll_status_t st = check(t, RCOLL_COLL_SCATTER, root, sendbuf, recvbuf, bytes);
     if (st != RCOLL_OK)
         return st;
@@ -158,20 +191,21 @@ rcoll_status_t rcoll_scatter(rcoll_team_t *t, const void *sendbuf, void *recvbuf
         recvbuf = (void *)(uintptr_t)mine; /* never written: the root receives nothing */
     }
     if (t->size == 1 || bytes == 0)
-        return rcoll_team_skip(t);
-    rcoll_args_t a = {0};
-    a.root = root;
-    a.sendbuf = am_root ? sendbuf : NULL;
-    a.recvbuf = recvbuf;
-    a.bytes = bytes;
-    return rcoll_team_run(t, RCOLL_COLL_SCATTER, &a);
+        return verdict(v, RCOLL_CALL_SKIP);
+    a->root = root;
+    a->sendbuf = am_root ? sendbuf : NULL;
+    a->recvbuf = recvbuf;
+    a->bytes = bytes;
+    return verdict(v, RCOLL_CALL_RUN);
 }
-
-rcoll_status_t rcoll_allgatherv(rcoll_team_t *t, const void *sendbuf, size_t sendbytes, void *recvbuf,
-                                const size_t *counts, const size_t *displs)
+static rcoll_status_t prep_allgatherv(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
+               rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
-    if (!t)
-        return RCOLL_ERR_INVALID;
+    (void)cp;
+    const void *sendbuf = c->sendbuf;
+    size_t sendbytes = c->bytes;
+    void *recvbuf = c->recvbuf;
+    const size_t *counts = c->rcounts, *displs = c->rdispls;
     if (!counts || !displs || !sendbuf)
         return bad(t, "allgatherv", "NULL counts, displacements or send buffer");
     size_t mine = counts[t->rank];
@@ -182,22 +216,21 @@ rcoll_status_t rcoll_allgatherv(rcoll_team_t *t, const void *sendbuf, size_t sen
     if (sendbuf != RCOLL_IN_PLACE)
         copy_block((char *)recvbuf + displs[t->rank], sendbuf, mine);
     if (t->size == 1 || all_zero(counts, t->size)) /* every rank holds the same counts */
-        return rcoll_team_skip(t);
-    rcoll_args_t a = {0};
-    a.sendbuf = sendbuf;
-    a.recvbuf = recvbuf;
-    a.bytes = mine;
-    a.rcounts = counts;
-    a.rdispls = displs;
-    return rcoll_team_run(t, RCOLL_COLL_ALLGATHERV, &a);
+        return verdict(v, RCOLL_CALL_SKIP);
+    a->sendbuf = sendbuf;
+    a->recvbuf = recvbuf;
+    a->bytes = mine;
+    a->rcounts = counts;
+    a->rdispls = displs;
+    return verdict(v, RCOLL_CALL_RUN);
 }
-
-rcoll_status_t rcoll_alltoallv(rcoll_team_t *t, const void *sendbuf, const size_t *sendcounts,
-                               const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
-                               const size_t *rdispls)
+static rcoll_status_t prep_alltoallv(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
+              rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
-    if (!t)
-        return RCOLL_ERR_INVALID;
+    const void *sendbuf = c->sendbuf;
+    const size_t *sendcounts = c->scounts, *sdispls = c->sdispls;
+    void *recvbuf = c->recvbuf;
+    const size_t *recvcounts = c->rcounts, *rdispls = c->rdispls;
     if (!sendbuf || !recvcounts || !rdispls)
         return bad(t, "alltoallv", "NULL send buffer, receive counts or displacements");
     size_t rextent = extent_of(recvcounts, rdispls, t->size);
@@ -207,7 +240,7 @@ rcoll_status_t rcoll_alltoallv(rcoll_team_t *t, const void *sendbuf, const size_
         sendcounts = recvcounts;
         sdispls = rdispls;
         if (t->size > 1 && rextent) {
-            void *copy = rcoll_team_tmp(t, RCOLL_TMP_INPLACE, rextent);
+            void *copy = inplace_copy(t, cp, rextent);
             if (!copy)
                 return rcoll_team_error(t, RCOLL_ERR_NOMEM, "alltoallv: no memory for the in-place copy");
             memcpy(copy, recvbuf, rextent);
@@ -222,24 +255,26 @@ rcoll_status_t rcoll_alltoallv(rcoll_team_t *t, const void *sendbuf, const size_
         copy_block((char *)recvbuf + rdispls[t->rank], (const char *)sendbuf + sdispls[t->rank],
                    recvcounts[t->rank]);
     if (t->size == 1)
-        return rcoll_team_skip(t);
+        return verdict(v, RCOLL_CALL_SKIP);
     if (all_zero(sendcounts, t->size) && all_zero(recvcounts, t->size))
-        return rcoll_team_pass(t);
-    rcoll_args_t a = {0};
-    a.sendbuf = sendbuf;
-    a.recvbuf = recvbuf;
-    a.scounts = sendcounts;
-    a.sdispls = sdispls;
-    a.rcounts = recvcounts;
-    a.rdispls = rdispls;
-    return rcoll_team_run(t, RCOLL_COLL_ALLTOALLV, &a);
+        return verdict(v, RCOLL_CALL_PASS);
+    a->sendbuf = sendbuf;
+    a->recvbuf = recvbuf;
+    a->scounts = sendcounts;
+    a->sdispls = sdispls;
+    a->rcounts = recvcounts;
+    a->rdispls = rdispls;
+    return verdict(v, RCOLL_CALL_RUN);
 }
-
-rcoll_status_t rcoll_gatherv(rcoll_team_t *t, const void *sendbuf, size_t sendbytes, void *recvbuf,
-                             const size_t *counts, const size_t *displs, int root)
+static rcoll_status_t prep_gatherv(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
+            rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
-    if (!t)
-        return RCOLL_ERR_INVALID;
+    (void)cp;
+    const void *sendbuf = c->sendbuf;
+    size_t sendbytes = c->bytes;
+    void *recvbuf = c->recvbuf;
+    const size_t *counts = c->rcounts, *displs = c->rdispls;
+    int root = c->root;
     rcoll_status_t st = check(t, RCOLL_COLL_GATHERV, root, NULL, NULL, 0);
     if (st != RCOLL_OK)
         return st;
@@ -261,23 +296,25 @@ rcoll_status_t rcoll_gatherv(rcoll_team_t *t, const void *sendbuf, size_t sendby
         sendbytes = counts[root];
     }
     if (t->size == 1)
-        return rcoll_team_skip(t);
-    rcoll_args_t a = {0};
-    a.idle = am_root ? all_zero(counts, t->size) : sendbytes == 0;
-    a.root = root;
-    a.sendbuf = sendbuf;
-    a.recvbuf = am_root ? recvbuf : NULL;
-    a.bytes = sendbytes;
-    a.rcounts = am_root ? counts : NULL;
-    a.rdispls = am_root ? displs : NULL;
-    return rcoll_team_run(t, RCOLL_COLL_GATHERV, &a);
+        return verdict(v, RCOLL_CALL_SKIP);
+    a->idle = am_root ? all_zero(counts, t->size) : sendbytes == 0;
+    a->root = root;
+    a->sendbuf = sendbuf;
+    a->recvbuf = am_root ? recvbuf : NULL;
+    a->bytes = sendbytes;
+    a->rcounts = am_root ? counts : NULL;
+    a->rdispls = am_root ? displs : NULL;
+    return verdict(v, RCOLL_CALL_RUN);
 }
-
-rcoll_status_t rcoll_scatterv(rcoll_team_t *t, const void *sendbuf, const size_t *counts,
-                              const size_t *displs, void *recvbuf, size_t recvbytes, int root)
+static rcoll_status_t prep_scatterv(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
+             rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
-    if (!t)
-        return RCOLL_ERR_INVALID;
+    (void)cp;
+    const void *sendbuf = c->sendbuf;
+    const size_t *counts = c->scounts, *displs = c->sdispls;
+    void *recvbuf = c->recvbuf;
+    size_t recvbytes = c->bytes;
+    int root = c->root;
     rcoll_status_t st = check(t, RCOLL_COLL_SCATTERV, root, NULL, NULL, 0);
     if (st != RCOLL_OK)
         return st;
@@ -299,14 +336,121 @@ rcoll_status_t rcoll_scatterv(rcoll_team_t *t, const void *sendbuf, const size_t
         recvbytes = counts[root];
     }
     if (t->size == 1)
+        return verdict(v, RCOLL_CALL_SKIP);
+    a->idle = am_root ? all_zero(counts, t->size) : recvbytes == 0;
+    a->root = root;
+    a->sendbuf = am_root ? sendbuf : NULL;
+    a->recvbuf = recvbuf;
+    a->bytes = recvbytes;
+    a->scounts = am_root ? counts : NULL;
+    a->sdispls = am_root ? displs : NULL;
+    return verdict(v, RCOLL_CALL_RUN);
+}
+
+rcoll_status_t rcoll_call_prepare(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
+                                  rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
+{
+    static rcoll_status_t (*const prep[RCOLL_COLL_COUNT])(struct rcoll_team *, const rcoll_call_t *,
+                                                          rcoll_args_t *, rcoll_call_copy_t *,
+                                                          rcoll_call_verdict_t *) = {
+        [RCOLL_COLL_BARRIER] = prep_barrier,       [RCOLL_COLL_ALLGATHER] = prep_allgather,
+        [RCOLL_COLL_ALLTOALL] = prep_alltoall,     [RCOLL_COLL_BCAST] = prep_bcast,
+        [RCOLL_COLL_GATHER] = prep_gather,         [RCOLL_COLL_SCATTER] = prep_scatter,
+        [RCOLL_COLL_ALLGATHERV] = prep_allgatherv, [RCOLL_COLL_ALLTOALLV] = prep_alltoallv,
+        [RCOLL_COLL_GATHERV] = prep_gatherv,       [RCOLL_COLL_SCATTERV] = prep_scatterv,
+    };
+    memset(a, 0, sizeof *a);
+    if ((unsigned)c->coll >= RCOLL_COLL_COUNT)
+        return rcoll_team_error(t, RCOLL_ERR_INVALID, "unknown collective %d", (int)c->coll);
+    return prep[c->coll](t, c, a, cp, v);
+}
+
+rcoll_status_t rcoll_call_blocking(struct rcoll_team *t, const rcoll_call_t *c)
+{
+    if (!t)
+        return RCOLL_ERR_INVALID;
+    rcoll_status_t st = rcoll_requests_drain(t); /* what is queued before it runs first */
+    if (st != RCOLL_OK)
+        return st;
+    rcoll_args_t a;
+    rcoll_call_verdict_t v;
+    st = rcoll_call_prepare(t, c, &a, NULL, &v);
+    if (st != RCOLL_OK)
+        return st;
+    if (v == RCOLL_CALL_SKIP)
         return rcoll_team_skip(t);
-    rcoll_args_t a = {0};
-    a.idle = am_root ? all_zero(counts, t->size) : recvbytes == 0;
-    a.root = root;
-    a.sendbuf = am_root ? sendbuf : NULL;
-    a.recvbuf = recvbuf;
-    a.bytes = recvbytes;
-    a.scounts = am_root ? counts : NULL;
-    a.sdispls = am_root ? displs : NULL;
-    return rcoll_team_run(t, RCOLL_COLL_SCATTERV, &a);
+    if (v == RCOLL_CALL_PASS)
+        return rcoll_team_pass(t);
+    return rcoll_team_run(t, c->coll, &a);
+}
+
+rcoll_status_t rcoll_barrier(rcoll_team_t *t)
+{
+    rcoll_call_t c = {.coll = RCOLL_COLL_BARRIER};
+    return rcoll_call_blocking(t, &c);
+}
+
+rcoll_status_t rcoll_allgather(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t bytes)
+{
+    rcoll_call_t c = {.coll = RCOLL_COLL_ALLGATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .bytes = bytes};
+    return rcoll_call_blocking(t, &c);
+}
+
+rcoll_status_t rcoll_alltoall(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t bytes)
+{
+    rcoll_call_t c = {.coll = RCOLL_COLL_ALLTOALL, .sendbuf = sendbuf, .recvbuf = recvbuf, .bytes = bytes};
+    return rcoll_call_blocking(t, &c);
+}
+
+rcoll_status_t rcoll_bcast(rcoll_team_t *t, void *buf, size_t bytes, int root)
+{
+    rcoll_call_t c = {.coll = RCOLL_COLL_BCAST, .sendbuf = buf, .recvbuf = buf, .bytes = bytes, .root = root};
+    return rcoll_call_blocking(t, &c);
+}
+
+rcoll_status_t rcoll_gather(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t bytes, int root)
+{
+    rcoll_call_t c = {.coll = RCOLL_COLL_GATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .bytes = bytes,
+                      .root = root};
+    return rcoll_call_blocking(t, &c);
+}
+
+rcoll_status_t rcoll_scatter(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t bytes, int root)
+{
+    rcoll_call_t c = {.coll = RCOLL_COLL_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .bytes = bytes,
+                      .root = root};
+    return rcoll_call_blocking(t, &c);
+}
+
+rcoll_status_t rcoll_allgatherv(rcoll_team_t *t, const void *sendbuf, size_t sendbytes, void *recvbuf,
+                                const size_t *counts, const size_t *displs)
+{
+    rcoll_call_t c = {.coll = RCOLL_COLL_ALLGATHERV, .sendbuf = sendbuf, .recvbuf = recvbuf,
+                      .bytes = sendbytes, .rcounts = counts, .rdispls = displs};
+    return rcoll_call_blocking(t, &c);
+}
+
+rcoll_status_t rcoll_alltoallv(rcoll_team_t *t, const void *sendbuf, const size_t *sendcounts,
+                               const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                               const size_t *rdispls)
+{
+    rcoll_call_t c = {.coll = RCOLL_COLL_ALLTOALLV, .sendbuf = sendbuf, .recvbuf = recvbuf,
+                      .scounts = sendcounts, .sdispls = sdispls, .rcounts = recvcounts, .rdispls = rdispls};
+    return rcoll_call_blocking(t, &c);
+}
+
+rcoll_status_t rcoll_gatherv(rcoll_team_t *t, const void *sendbuf, size_t sendbytes, void *recvbuf,
+                             const size_t *counts, const size_t *displs, int root)
+{
+    rcoll_call_t c = {.coll = RCOLL_COLL_GATHERV, .sendbuf = sendbuf, .recvbuf = recvbuf, .bytes = sendbytes,
+                      .rcounts = counts, .rdispls = displs, .root = root};
+    return rcoll_call_blocking(t, &c);
+}
+
+rcoll_status_t rcoll_scatterv(rcoll_team_t *t, const void *sendbuf, const size_t *counts,
+                              const size_t *displs, void *recvbuf, size_t recvbytes, int root)
+{
+    rcoll_call_t c = {.coll = RCOLL_COLL_SCATTERV, .sendbuf = sendbuf, .recvbuf = recvbuf, .bytes = recvbytes,
+                      .scounts = counts, .sdispls = displs, .root = root};
+    return rcoll_call_blocking(t, &c);
 }

@@ -16,6 +16,7 @@
 #include "coll/colls.h"
 #include "core/hier.h"
 #include "core/team.h"
+#include "core/request.h"
 #include "select/select.h"
 #include "transport/transport.h"
 
@@ -464,6 +465,7 @@ void rcoll_team_destroy(rcoll_team_t *t)
 {
     if (!t)
         return;
+    rcoll_nb_team_destroy(t);
     rcoll_hier_destroy(t->hier);
     if (t->tl)
         t->tl->ops->destroy(t->tl);

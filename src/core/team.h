@@ -70,6 +70,8 @@ struct rcoll_team {
     /* Sub-teams over the same processes (core/hier.h): built at the first call of a composed
      * (node-aware) algorithm, NULL before. */
     struct rcoll_hier *hier;
+    /* Its nonblocking and persistent requests (core/request.h), made at the first one. */
+    struct rcoll_nb_team *nb;
     bool sub;           /* this team is a sub-team of another: composed algorithms give way */
     int *parent_rank;   /* a sub-team's: per rank, its rank in the parent (messages name those) */
     int parent_size;    /* ... and the parent's size (0: not a sub-team) */

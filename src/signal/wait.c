@@ -31,6 +31,13 @@ void rcoll_line_post(rcoll_line_t *line, uint64_t value)
         futex(futex_word(line), FUTEX_WAKE, INT32_MAX, NULL);
 }
 
+void rcoll_line_bump(rcoll_line_t *line)
+{
+    atomic_fetch_add_explicit(&line->value, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&line->waiters, memory_order_relaxed))
+        futex(futex_word(line), FUTEX_WAKE, INT32_MAX, NULL);
+}
+
 uint64_t rcoll_now_ns(void)
 {
     struct timespec ts;

@@ -22,6 +22,8 @@ typedef struct {
 /* Raise a line's value so that everything written before is visible first (release), and
  * wake a sleeper if there is one. */
 void rcoll_line_post(rcoll_line_t *line, uint64_t value);
+/* Add one to a line's value (a bell: "look again") and wake its sleepers. */
+void rcoll_line_bump(rcoll_line_t *line);
 static inline bool rcoll_line_reached(rcoll_line_t *line, uint64_t target)
 {
     return atomic_load_explicit(&line->value, memory_order_acquire) >= target;

@@ -43,6 +43,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "transport/board.h"
 #include "transport/view.h"
 #include "net/net.h"
 
@@ -94,6 +95,7 @@ typedef struct {
     size_t seg_bytes;
     size_t area_bytes;
     size_t off_signal, off_view, off_pushed, off_advert, off_bounce, off_inbox;
+    size_t off_board, board_bytes; /* the nonblocking engine's board, after the areas */
     unsigned char **area;     /* per local index */
     uint64_t *peer_done_seen; /* per team rank: last done value read (flow control cache) */
     uint64_t *bounce_sent;    /* per local index: chunks I sent to that rank */
@@ -1003,6 +1005,7 @@ static void shm_destroy(rcoll_tl_t *tl)
     if (s->net)
         net_finish(s);
     rcoll_net_destroy(s->net);
+    rcoll_board_detach(s->base.board);
     free(s->adv_seen);
     free(s->heard);
     if (s->seg)
@@ -1075,6 +1078,10 @@ static void layout(shm_tl_t *s, const rcoll_view_t *t, size_t inbox_bytes)
     s->base.zcopy_threshold = t->cfg->zcopy_threshold ? t->cfg->zcopy_threshold : dflt;
     s->area_bytes = (s->off_inbox + 4 * inbox_bytes + 4095) & ~(size_t)4095; /* in- and outbox */
     s->seg_bytes = SHM_HEADER_BYTES + (size_t)t->local_size * s->area_bytes;
+    s->board_bytes = t->node_count == 1 ? rcoll_board_bytes(t->size, (unsigned)t->cfg->nb_slots,
+                                                            t->cfg->nb_inline) : 0;
+    s->off_board = s->seg_bytes;
+    s->seg_bytes += (s->board_bytes + 4095) & ~(size_t)4095;
 }
 
 static int create_segment(shm_tl_t *s, char *name, size_t name_len)
@@ -1234,6 +1241,9 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
     }
     free(offers);
     st = agree(s, oob, err, cma_ok, created, leader);
+    if (st == RCOLL_OK && s->base.single_copy && s->board_bytes) /* alike on every rank */
+        s->base.board = rcoll_board_attach(t, s->seg + s->off_board, (unsigned)t->cfg->nb_slots,
+                                           t->cfg->nb_inline);
     if (st == RCOLL_OK && t->node_count > 1) /* all ranks agree: all take part */
         st = rcoll_net_create(t, oob, s->area[s->my_index], s->area_bytes, &s->net);
     if (st == RCOLL_OK && s->net)

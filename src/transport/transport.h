@@ -106,6 +106,9 @@ struct rcoll_tl {
     uint64_t truncated;   /* the last call in which a single copy was cut at the end of what */
     int truncated_peer;   /* ... this peer advertised (its sizes differ from mine) */
     uint64_t block_slice_ns; /* the longest sleep the team's wait policy should take (0: its own) */
+    /* The nonblocking engine's board (transport/board.h): a team on one node whose ranks may
+     * read and write each other's memory; NULL otherwise. */
+    struct rcoll_board *board;
 };
 
 /* The transport factory: the node transport (shared memory on the node, the network channel

@@ -1,0 +1,236 @@
+/* Nonblocking pairwise exchange on the board ("pairs"), every collective: one-sided completion
+ * by peers, the host-CPU-free progress of [yu-tr04] done with CMA instead of a NIC.
+ *
+ * Every collective is a set of (source -> destination) blocks: per peer, the region of a rank's
+ * memory that goes to it and the region where its data for the rank goes (rcoll_nb_regions).
+ * At start a rank posts both on the board; data it sends of at most RCOLL_NB_INLINE bytes in
+ * all is copied into its slot's inline area first (then its buffers are free at once). A pair
+ * is moved by the first rank that finds both ends posted and claims it:
+ *   - an inline block by its receiver (a copy out of shared memory; the sender itself writes it
+ *     by CMA only when it needs the slot back: rcoll_nb_rescue);
+ *   - any other block by either end, one CMA copy (the receiver reads the sender's region, or
+ *     the sender writes into the receiver's): the later of the two moves it at its arrival, so
+ *     a rank that posted and went computing finds its data delivered.
+ * A rank's call is complete when every block into it is moved and every block of its own
+ * buffers (not inline) has been taken. Bytes: each block crosses once (inline: twice, through
+ * the slot). Steps: none; a rank waits only for the arrival of the peers it exchanges with.
+ * Wins whenever ranks arrive apart (the early ones compute while the late ones move the data);
+ * with everyone present, work splits by arrival order. */
+#include <string.h>
+
+#include "coll/nb/nb.h"
+#include "core/team.h"
+
+static bool any_coll(rcoll_coll_t coll)
+{
+    (void)coll;
+    return true;
+}
+
+static rcoll_region_t region(const void *base, size_t off, size_t len)
+{
+    rcoll_region_t g = {len ? (uint64_t)(uintptr_t)((const char *)base + off) : 0, len};
+    return g;
+}
+
+void rcoll_nb_regions(const struct rcoll_request *r, int peer, rcoll_region_t *send, rcoll_region_t *recv)
+{
+    const rcoll_args_t *a = &r->args;
+    int me = a->rank;
+    bool root = a->rank == a->root;
+    size_t m = a->bytes;
+    rcoll_region_t none = {0, 0};
+    *send = *recv = none;
+    if (r->verdict != RCOLL_CALL_RUN || a->idle) /* this rank moves nothing */
+        return;
+    switch (r->call.coll) {
+    case RCOLL_COLL_ALLGATHER:
+        *send = region(a->recvbuf, (size_t)me * m, m); /* its own block already sits there */
+        *recv = region(a->recvbuf, (size_t)peer * m, m);
+        break;
+    case RCOLL_COLL_ALLTOALL:
+        *send = region(a->sendbuf, (size_t)peer * m, m);
+        *recv = region(a->recvbuf, (size_t)peer * m, m);
+        break;
+    case RCOLL_COLL_BCAST:
+        if (root)
+            *send = region(a->recvbuf, 0, m);
+        else if (peer == a->root)
+            *recv = region(a->recvbuf, 0, m);
+        break;
+    case RCOLL_COLL_GATHER:
+        if (root)
+            *recv = region(a->recvbuf, (size_t)peer * m, m);
+        else if (peer == a->root)
+            *send = region(a->sendbuf, 0, m);
+        break;
+    case RCOLL_COLL_SCATTER:
+        if (root)
+            *send = region(a->sendbuf, (size_t)peer * m, m);
+        else if (peer == a->root)
+            *recv = region(a->recvbuf, 0, m);
+        break;
+    case RCOLL_COLL_ALLGATHERV:
+        *send = region(a->recvbuf, a->rdispls[me], a->rcounts[me]);
+        *recv = region(a->recvbuf, a->rdispls[peer], a->rcounts[peer]);
+        break;
+    case RCOLL_COLL_ALLTOALLV:
+        *send = region(a->sendbuf, a->sdispls[peer], a->scounts[peer]);
+        *recv = region(a->recvbuf, a->rdispls[peer], a->rcounts[peer]);
+        break;
+    case RCOLL_COLL_GATHERV:
+        if (root)
+            *recv = region(a->recvbuf, a->rdispls[peer], a->rcounts[peer]);
+        else if (peer == a->root)
+            *send = region(a->sendbuf, 0, m);
+        break;
+    case RCOLL_COLL_SCATTERV:
+        if (root)
+            *send = region(a->sendbuf, a->sdispls[peer], a->scounts[peer]);
+        else if (peer == a->root)
+            *recv = region(a->recvbuf, 0, m);
+        break;
+    default: /* barrier: nothing but the arrival */
+        break;
+    }
+}
+
+/* The send regions' bytes, counting once a region every peer shares (allgather, bcast). */
+static size_t send_bytes(const rcoll_board_desc_t *d, int size, int me)
+{
+    size_t total = 0;
+    const rcoll_region_t *last = NULL;
+    for (int p = 0; p < size; p++) {
+        if (p == me || !d[p].send.len)
+            continue;
+        if (!last || last->addr != d[p].send.addr || last->len != d[p].send.len)
+            total += d[p].send.len;
+        last = &d[p].send;
+    }
+    return total;
+}
+
+/* Copies the send regions into the inline area, each shared region once. */
+static void copy_inline(rcoll_board_desc_t *d, int size, int me, unsigned char *area)
+{
+    size_t off = 0;
+    rcoll_region_t last = {0, 0};
+    uint64_t last_off = 0;
+    for (int p = 0; p < size; p++) {
+        if (p == me || !d[p].send.len)
+            continue;
+        if (last.len && last.addr == d[p].send.addr && last.len == d[p].send.len) {
+            d[p].send.addr = last_off;
+            continue;
+        }
+        last = d[p].send;
+        memcpy(area + off, (const void *)(uintptr_t)d[p].send.addr, d[p].send.len);
+        last_off = d[p].send.addr = RCOLL_BOARD_INLINE | off;
+        off += (d[p].send.len + 63) & ~(size_t)63;
+    }
+}
+
+static rcoll_status_t pairs_start(struct rcoll_request *r, rcoll_board_t *b)
+{
+    int size = r->args.size, me = r->args.rank;
+    rcoll_board_desc_t *d = rcoll_board_descs(b, r->seq);
+    for (int p = 0; p < size; p++)
+        if (p != me)
+            rcoll_nb_regions(r, p, &d[p].send, &d[p].recv);
+    memset(&d[me], 0, sizeof d[me]);
+    /* Inline: the sum rounded up per region must fit the area. */
+    size_t need = send_bytes(d, size, me) + 64 * (size_t)size;
+    if (send_bytes(d, size, me) && need <= rcoll_board_inline_bytes(b))
+        copy_inline(d, size, me, rcoll_board_inline(b, r->seq));
+    rcoll_board_post(b, r->seq);
+    return RCOLL_OK;
+}
+
+/* Moves block (src -> dst) of seq, claimed by me: from src's send region to dst's receive
+ * region, by a read (I am dst) or a write (I am src); the shorter length is moved and a
+ * difference marked. */
+static rcoll_status_t move(rcoll_board_t *b, uint64_t seq, int src, int dst, const rcoll_board_desc_t *sd,
+                           const rcoll_board_desc_t *dd, int me)
+{
+    const rcoll_region_t *from = &sd[dst].send, *to = &dd[src].recv;
+    size_t len = from->len < to->len ? from->len : to->len;
+    rcoll_status_t st;
+    if (me == dst)
+        st = rcoll_board_read(b, src, seq, (void *)(uintptr_t)to->addr, from->addr, len);
+    else
+        st = rcoll_board_write(b, dst, to->addr, rcoll_board_local(b, seq, from->addr), len);
+    rcoll_board_done(b, src, dst, seq, from->len != to->len);
+    return st;
+}
+
+/* One pass over my pairs with `peer`; true when both are moved (or not mine to wait for). */
+static bool pass_peer(struct rcoll_request *r, rcoll_board_t *b, int peer, rcoll_status_t *st)
+{
+    uint64_t seq = r->seq;
+    int me = r->args.rank;
+    const rcoll_board_desc_t *mine = rcoll_board_descs(b, seq);
+    bool in_done = rcoll_board_is_done(b, peer, me, seq);
+    bool my_inline = (mine[peer].send.addr & RCOLL_BOARD_INLINE) != 0;
+    bool out_done = rcoll_board_is_done(b, me, peer, seq);
+    if (in_done && (out_done || my_inline))
+        return true;
+    const rcoll_board_desc_t *theirs = rcoll_board_peer(b, peer, seq);
+    if (!theirs)
+        return false; /* not posted yet (it cannot have moved past: it needs me for that) */
+    rcoll_status_t e = RCOLL_OK;
+    if (!in_done && rcoll_board_claim(b, peer, me, seq)) {
+        e = move(b, seq, peer, me, theirs, mine, me);
+        in_done = true;
+    }
+    if (!out_done && !my_inline && rcoll_board_claim(b, me, peer, seq)) {
+        rcoll_status_t e2 = move(b, seq, me, peer, mine, theirs, me);
+        if (e == RCOLL_OK)
+            e = e2;
+        out_done = true;
+    }
+    if (e != RCOLL_OK && *st == RCOLL_OK)
+        *st = e;
+    in_done = in_done || rcoll_board_is_done(b, peer, me, seq);
+    out_done = out_done || my_inline || rcoll_board_is_done(b, me, peer, seq);
+    return in_done && out_done;
+}
+
+static bool pairs_progress(struct rcoll_request *r, rcoll_board_t *b, rcoll_status_t *st)
+{
+    int size = r->args.size, me = r->args.rank;
+    bool all = true;
+    for (int k = 1; k < size; k++) /* from my right neighbour on: ranks spread their reads */
+        all &= pass_peer(r, b, (me + k) % size, st);
+    if (!all)
+        return false;
+    for (int p = 0; p < size && *st == RCOLL_OK; p++)
+        if (p != me && rcoll_board_mismatch(b, p, me, r->seq))
+            *st = RCOLL_ERR_TRUNCATE;
+    return true;
+}
+
+rcoll_status_t rcoll_nb_rescue(rcoll_board_t *b, uint64_t seq)
+{
+    rcoll_status_t st = RCOLL_OK;
+    int me = rcoll_board_rank(b);
+    const rcoll_board_desc_t *mine = rcoll_board_descs(b, seq);
+    for (int p = 0; p < rcoll_board_size(b); p++) {
+        const rcoll_board_desc_t *theirs;
+        if (p == me || rcoll_board_is_done(b, me, p, seq) || !(theirs = rcoll_board_peer(b, p, seq)) ||
+            !rcoll_board_claim(b, me, p, seq))
+            continue;
+        rcoll_status_t e = move(b, seq, me, p, mine, theirs, me);
+        if (st == RCOLL_OK)
+            st = e;
+    }
+    return st;
+}
+
+const rcoll_nb_algo_t rcoll_nb_pairs = {
+    .name = "pairs",
+    .summary = "[yu-tr04] progress without the caller: every block moved by whichever end is "
+               "inside rcoll (CMA), small sends copied onto the board at post",
+    .applies = any_coll,
+    .start = pairs_start,
+    .progress = pairs_progress,
+};

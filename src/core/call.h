@@ -1,0 +1,40 @@
+/* One collective call as the user made it (the raw arguments of any public entry point), and
+ * its preparation: the argument checks and the local part every algorithm shares (a rank's own
+ * block copied to where it belongs, in-place alltoall(v) turned into a copy of the send data),
+ * ending in what the call needs from the team: nothing (every rank knows it is empty), a pass
+ * (this rank moves nothing, its peers expect nothing of it) or a run with its algorithm
+ * arguments. The blocking calls run it at once; requests (core/request.c) keep the call and
+ * prepare it again at every start of a persistent request. */
+#ifndef RCOLL_CORE_CALL_H
+#define RCOLL_CORE_CALL_H
+
+#include <stddef.h>
+#include "coll/coll.h"
+
+typedef struct {
+    rcoll_coll_t coll;
+    const void *sendbuf;
+    void *recvbuf;
+    size_t bytes;      /* the forms without v; allgatherv and gatherv: sendbytes; scatterv: recvbytes */
+    int root;
+    const size_t *scounts, *sdispls; /* alltoallv's send side; scatterv's counts, displs */
+    const size_t *rcounts, *rdispls; /* alltoallv's receive side; allgatherv's and gatherv's */
+} rcoll_call_t;
+
+typedef enum { RCOLL_CALL_SKIP, RCOLL_CALL_PASS, RCOLL_CALL_RUN } rcoll_call_verdict_t;
+
+/* Where an in-place alltoall(v) keeps its copy of the send data: the team's scratch slot for a
+ * blocking call (NULL), a buffer of the request's own otherwise (grown as needed). */
+typedef struct {
+    void *buf;
+    size_t bytes;
+} rcoll_call_copy_t;
+
+/* Checks `c` and does its local part; on RCOLL_OK *verdict says what is left, and for a run
+ * `a` holds the algorithm's arguments. The error is the team's (named argument and rank). */
+rcoll_status_t rcoll_call_prepare(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
+                                  rcoll_call_copy_t *copy, rcoll_call_verdict_t *verdict);
+/* The blocking call: prepare, then skip, pass or run on the team. */
+rcoll_status_t rcoll_call_blocking(struct rcoll_team *t, const rcoll_call_t *c);
+
+#endif

@@ -1,0 +1,63 @@
+/* Requests: the nonblocking and persistent collectives of the public API (docs/nonblocking.md).
+ * A request keeps its call (core/call.h) and, per start, runs it through one of two engines,
+ * chosen per team alike on every rank:
+ * - the board (transport/board.h), on a team on one node with CMA: the call is posted on the
+ *   board at start and its data moved by whichever rank of each pair is inside rcoll (one-sided
+ *   completion by peers, coll/nb/nb.h);
+ * - the queue, elsewhere: the calls run in post order as ordinary blocking calls, by the caller
+ *   in test, wait and its next call on the team, or by the team's progress thread
+ *   (RCOLL_PROGRESS=thread). */
+#ifndef RCOLL_CORE_REQUEST_H
+#define RCOLL_CORE_REQUEST_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "core/call.h"
+
+struct rcoll_nb_algo;
+
+typedef enum { RCOLL_NB_PEERS, RCOLL_NB_THREAD, RCOLL_NB_CALLER } rcoll_nb_mode_t;
+
+struct rcoll_request {
+    struct rcoll_team *team;
+    rcoll_call_t call;          /* the user's arguments; count arrays are the request's copies */
+    size_t *arrays;             /* ... which live here */
+    bool persistent;
+    bool active;                /* started, not yet completed by test or wait */
+    bool complete;              /* the current start's work is over (status holds its result) */
+    bool queued;                /* in the team's list of started requests */
+    bool freed;                 /* released while active: freed once complete */
+    rcoll_status_t status;
+    rcoll_call_copy_t copy;     /* in-place alltoall(v): the send data's copy */
+    /* Board engine: the algorithm, the call's number on the board and its arguments. */
+    const struct rcoll_nb_algo *algo;
+    uint64_t seq;
+    rcoll_args_t args;
+    rcoll_call_verdict_t verdict;
+    void *state;                /* the algorithm's, per request (freed with it) */
+    const char *ran;            /* the algorithm that ran it */
+    struct rcoll_request *next; /* the team's started requests, in start order */
+};
+
+/* The team's requests (core/team.h holds a pointer). */
+typedef struct rcoll_nb_team {
+    rcoll_nb_mode_t mode;
+    uint64_t seq;                      /* board: the last number taken */
+    struct rcoll_request *head, *tail; /* started, not yet complete, in start order */
+    /* The queue's progress thread (RCOLL_PROGRESS=thread). */
+    pthread_t thread;
+    bool thread_started, stopping, running;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+} rcoll_nb_team_t;
+
+rcoll_status_t rcoll_nb_team_init(struct rcoll_team *t);
+void rcoll_nb_team_destroy(struct rcoll_team *t);
+/* Before a blocking call on the team: the queue's calls started before it run first (the
+ * board's need nothing: their order is kept by their numbers). */
+rcoll_status_t rcoll_requests_drain(struct rcoll_team *t);
+/* One pass over the team's started requests on the board: every pair a rank can move now. */
+void rcoll_nb_progress_board(struct rcoll_team *t);
+
+#endif

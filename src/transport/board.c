@@ -1,0 +1,232 @@
+/* The board of the nonblocking engine (board.h): layout, slots, pair words and the CMA copies.
+ *
+ * Region: bell[P] lines; then slot[P][K] (a head line whose value is the collective the slot
+ * holds, P descriptors, the inline area); then pair[K][P][P] {claim, done} words. A done word
+ * holds (seq << 1) | mismatch, mismatch telling that the two ends posted lengths that differ.
+ * All pair words of a slot reused K collectives later hold smaller numbers, which every test
+ * reads as "not yet". */
+#include "transport/board.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+/* Teams larger than this get no board (its pair words grow as P^2). */
+#define BOARD_MAX_RANKS 64
+
+typedef struct {
+    _Atomic uint64_t claim;
+    _Atomic uint64_t done;
+} pair_t;
+
+struct rcoll_board {
+    const rcoll_view_t *v;
+    unsigned char *base;
+    unsigned slots;
+    size_t inline_bytes;
+    size_t slot_bytes, desc_off, inline_off;
+    size_t off_slots, off_pairs;
+    int rank, size;
+};
+
+static size_t align64(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+static size_t slot_bytes_of(int size, size_t inline_bytes)
+{
+    return sizeof(rcoll_line_t) + align64((size_t)size * sizeof(rcoll_board_desc_t)) + align64(inline_bytes);
+}
+
+size_t rcoll_board_bytes(int size, unsigned slots, size_t inline_bytes)
+{
+    if (size < 2 || size > BOARD_MAX_RANKS || slots == 0)
+        return 0;
+    size_t n = (size_t)size;
+    return n * sizeof(rcoll_line_t) + n * slots * slot_bytes_of(size, inline_bytes) +
+           align64((size_t)slots * n * n * sizeof(pair_t));
+}
+
+rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned slots, size_t inline_bytes)
+{
+    if (!rcoll_board_bytes(v->size, slots, inline_bytes) || v->node_count != 1)
+        return NULL;
+    rcoll_board_t *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->v = v;
+    b->base = base;
+    b->slots = slots;
+    b->inline_bytes = align64(inline_bytes);
+    b->rank = v->rank;
+    b->size = v->size;
+    b->desc_off = sizeof(rcoll_line_t);
+    b->inline_off = b->desc_off + align64((size_t)v->size * sizeof(rcoll_board_desc_t));
+    b->slot_bytes = slot_bytes_of(v->size, inline_bytes);
+    b->off_slots = (size_t)v->size * sizeof(rcoll_line_t);
+    b->off_pairs = b->off_slots + (size_t)v->size * slots * b->slot_bytes;
+    return b;
+}
+
+void rcoll_board_detach(rcoll_board_t *b)
+{
+    free(b);
+}
+
+unsigned rcoll_board_slots(const rcoll_board_t *b) { return b->slots; }
+int rcoll_board_rank(const rcoll_board_t *b) { return b->rank; }
+int rcoll_board_size(const rcoll_board_t *b) { return b->size; }
+size_t rcoll_board_inline_bytes(const rcoll_board_t *b) { return b->inline_bytes; }
+
+static unsigned char *slot_of(rcoll_board_t *b, int rank, uint64_t seq)
+{
+    return b->base + b->off_slots + ((size_t)rank * b->slots + (size_t)(seq % b->slots)) * b->slot_bytes;
+}
+
+static rcoll_line_t *head_of(rcoll_board_t *b, int rank, uint64_t seq)
+{
+    return (rcoll_line_t *)(void *)slot_of(b, rank, seq);
+}
+
+static pair_t *pair_of(rcoll_board_t *b, int src, int dst, uint64_t seq)
+{
+    size_t k = (size_t)(seq % b->slots), n = (size_t)b->size;
+    return (pair_t *)(void *)(b->base + b->off_pairs) + (k * n + (size_t)src) * n + (size_t)dst;
+}
+
+rcoll_line_t *rcoll_board_bell(rcoll_board_t *b)
+{
+    return (rcoll_line_t *)(void *)b->base + b->rank;
+}
+
+void rcoll_board_ring(rcoll_board_t *b, int rank)
+{
+    rcoll_line_bump((rcoll_line_t *)(void *)b->base + rank);
+}
+
+bool rcoll_board_is_done(rcoll_board_t *b, int src, int dst, uint64_t seq)
+{
+    return atomic_load_explicit(&pair_of(b, src, dst, seq)->done, memory_order_acquire) >> 1 >= seq;
+}
+
+/* Done with the ends' lengths differing (read after rcoll_board_is_done). */
+bool rcoll_board_mismatch(rcoll_board_t *b, int src, int dst, uint64_t seq)
+{
+    uint64_t w = atomic_load_explicit(&pair_of(b, src, dst, seq)->done, memory_order_acquire);
+    return w >> 1 == seq && (w & 1);
+}
+
+bool rcoll_board_slot_free(rcoll_board_t *b, uint64_t seq)
+{
+    if (seq <= b->slots)
+        return true;
+    uint64_t prev = seq - b->slots;
+    for (int p = 0; p < b->size; p++)
+        if (p != b->rank && (!rcoll_board_is_done(b, b->rank, p, prev) ||
+                             !rcoll_board_is_done(b, p, b->rank, prev)))
+            return false;
+    return true;
+}
+
+rcoll_board_desc_t *rcoll_board_descs(rcoll_board_t *b, uint64_t seq)
+{
+    return (rcoll_board_desc_t *)(void *)(slot_of(b, b->rank, seq) + b->desc_off);
+}
+
+unsigned char *rcoll_board_inline(rcoll_board_t *b, uint64_t seq)
+{
+    return slot_of(b, b->rank, seq) + b->inline_off;
+}
+
+const void *rcoll_board_local(rcoll_board_t *b, uint64_t seq, uint64_t addr)
+{
+    if (addr & RCOLL_BOARD_INLINE)
+        return rcoll_board_inline(b, seq) + (addr & ~RCOLL_BOARD_INLINE);
+    return (const void *)(uintptr_t)addr;
+}
+
+void rcoll_board_post(rcoll_board_t *b, uint64_t seq)
+{
+    atomic_store_explicit(&head_of(b, b->rank, seq)->value, seq, memory_order_release);
+    for (int p = 0; p < b->size; p++)
+        if (p != b->rank)
+            rcoll_board_ring(b, p);
+}
+
+bool rcoll_board_arrived(rcoll_board_t *b, int peer, uint64_t seq)
+{
+    return atomic_load_explicit(&head_of(b, peer, seq)->value, memory_order_acquire) >= seq;
+}
+
+const rcoll_board_desc_t *rcoll_board_peer(rcoll_board_t *b, int peer, uint64_t seq)
+{
+    if (atomic_load_explicit(&head_of(b, peer, seq)->value, memory_order_acquire) != seq)
+        return NULL;
+    return (const rcoll_board_desc_t *)(void *)(slot_of(b, peer, seq) + b->desc_off);
+}
+
+bool rcoll_board_claim(rcoll_board_t *b, int src, int dst, uint64_t seq)
+{
+    _Atomic uint64_t *w = &pair_of(b, src, dst, seq)->claim;
+    uint64_t v = atomic_load_explicit(w, memory_order_relaxed);
+    while (v < seq)
+        if (atomic_compare_exchange_weak_explicit(w, &v, seq, memory_order_acq_rel, memory_order_relaxed))
+            return true;
+    return false;
+}
+
+void rcoll_board_done(rcoll_board_t *b, int src, int dst, uint64_t seq, bool mismatch)
+{
+    atomic_store_explicit(&pair_of(b, src, dst, seq)->done, (seq << 1) | (mismatch ? 1u : 0u),
+                          memory_order_release);
+    if (src != b->rank)
+        rcoll_board_ring(b, src);
+    if (dst != b->rank)
+        rcoll_board_ring(b, dst);
+}
+
+/* One CMA transfer of len bytes, continued over partial returns. */
+static rcoll_status_t cma(rcoll_board_t *b, int peer, void *local, uint64_t remote, size_t len, bool write)
+{
+    while (len) {
+        struct iovec mine = {local, len}, theirs = {(void *)(uintptr_t)remote, len};
+        ssize_t n = write ? process_vm_writev(b->v->pid_of[peer], &mine, 1, &theirs, 1, 0)
+                          : process_vm_readv(b->v->pid_of[peer], &mine, 1, &theirs, 1, 0);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            return rcoll_view_error(b->v, n < 0 && errno == ESRCH ? RCOLL_ERR_PEER_DEAD : RCOLL_ERR_SYSTEM,
+                                    "%s: %s rank %d's memory failed: %s", rcoll_view_coll(b->v, "nonblocking"),
+                                    write ? "writing" : "reading", peer,
+                                    n < 0 ? strerror(errno) : "nothing copied");
+        }
+        local = (char *)local + n;
+        remote += (uint64_t)n;
+        len -= (size_t)n;
+    }
+    return RCOLL_OK;
+}
+
+rcoll_status_t rcoll_board_read(rcoll_board_t *b, int peer, uint64_t seq, void *dst, uint64_t addr, size_t len)
+{
+    if (!len)
+        return RCOLL_OK;
+    if (addr & RCOLL_BOARD_INLINE) {
+        memcpy(dst, slot_of(b, peer, seq) + b->inline_off + (addr & ~RCOLL_BOARD_INLINE), len);
+        return RCOLL_OK;
+    }
+    return cma(b, peer, dst, addr, len, false);
+}
+
+rcoll_status_t rcoll_board_write(rcoll_board_t *b, int peer, uint64_t addr, const void *src, size_t len)
+{
+    return len ? cma(b, peer, (void *)(uintptr_t)src, addr, len, true) : RCOLL_OK;
+}
+
+bool rcoll_board_gone(rcoll_board_t *b, int rank)
+{
+    return b->v->process_gone(b->v->owner, rank);
+}

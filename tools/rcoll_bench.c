@@ -1517,6 +1517,8 @@ static void json_head(const struct bench *b, const struct options *o, rcoll_coll
     if (o->no_reuse)
         fprintf(f, ",\"no_reuse\":true");
     fprintf(f, ",\"mode\":\"%s\"", mode_names[im->mode]);
+    if (im->mode_set) /* IMPL@MODE: the run's own mode, of the implementations beside it */
+        fprintf(f, ",\"run_mode\":\"%s\"", mode_names[o->mode]);
     if (im->mode == MODE_PERSISTENT && im->kind == IMPL_NATIVE)
         fprintf(f, ",\"native_form\":\"%s\"", native_persistent() ? "persistent" : "blocking");
     if (im->mode != MODE_BLOCKING && im->kind == IMPL_RCOLL && b->team) {

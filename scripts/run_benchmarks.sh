@@ -150,12 +150,13 @@ fi
 # Nonblocking and persistent collectives (rcoll-bench --overlap and --persistent): the report's
 # "Nonblocking and persistent collectives". Per MPI (Open MPI at np=4 and 2, MPICH at np=2, as it
 # busy-polls): iallgather, ialltoall and ibcast from 64 KB to 1 MB with every rank computing,
-# then with half of the ranks late by twice the pure time (--late-frac 0.5 --late-pure 2); then
+# then with half of the ranks late by twice the pure time (--late-frac 0.5 --late-pure 2), and
+# their nonblocking latency (post, wait) from 1 B to 64 KB beside the blocking calls; then
 # persistent allgather and alltoall at np=2 from 1 B to 1 MB beside the blocking calls, native
 # and rcoll interleaved in one run. MPICH 4.0.2's own persistent allgather restarts without its
 # local copy (rcoll-bench's check fails it): its blocking call stands in for it there. Into
 # raw/modes-<mpi>.jsonl. RCOLL_BENCH_MODES=0 skips them; RCOLL_BENCH_OVERLAP_ITERS (default 40,
-# 20 above 64 KB), RCOLL_BENCH_PERSISTENT_ITERS (default 1000).
+# 20 above 64 KB), RCOLL_BENCH_PERSISTENT_ITERS (default 1000; also the nonblocking runs').
 modes=()
 mode_run() { # as run, its progress line giving the options
     local colls="${common[*]}"
@@ -174,6 +175,8 @@ mode_runs() { # mpi label, then the launcher and bench, the process count writte
         mode_run "overlap-$mpi" "$np" "$oi" 4 "${launch[@]/@NP@/$np}"
         common+=(--late-frac 0.5 --late-pure 2)
         mode_run "overlap-late-$mpi" "$np" "$oi" 4 "${launch[@]/@NP@/$np}"
+        common=(--nonblocking --coll allgather,alltoall,bcast --impl "$pers" -m 1:64K)
+        mode_run "nonblocking-$mpi" "$np" "$pi" 100 "${launch[@]/@NP@/$np}"
     done
     common=(--persistent --coll alltoall --impl "$pers" -m 1:1M)
     if [ "$mpi" != mpich ]; then
@@ -181,7 +184,7 @@ mode_runs() { # mpi label, then the launcher and bench, the process count writte
     fi
     mode_run "persistent-$mpi" 2 "$pi" 100 "${launch[@]/@NP@/2}"
     local files=("$out"/raw/overlap-"$mpi"-np*.jsonl "$out"/raw/overlap-late-"$mpi"-np*.jsonl
-                 "$out/raw/persistent-$mpi-np2.jsonl")
+                 "$out"/raw/nonblocking-"$mpi"-np*.jsonl "$out/raw/persistent-$mpi-np2.jsonl")
     if [ "$mpi" = mpich ]; then
         common=(--persistent --coll allgather --impl native@blocking,rcoll,rcoll@blocking -m 1:1M)
         mode_run "persistent-allgather-$mpi" 2 "$pi" 100 "${launch[@]/@NP@/2}"

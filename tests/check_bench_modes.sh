@@ -56,9 +56,9 @@ for path in sorted(glob.glob(f"{out}/*.jsonl")):
         if "error" in r:
             bad.append(f"{what}: {r['error']}")
             continue
-        want = "blocking" if mode == "persistent" and r["impl"] == "rcoll" and r["mode"] == "blocking" else mode
-        if r["mode"] != want:
-            bad.append(f"{what}: mode {r['mode']}, expected {want}")
+        beside = mode == "persistent" and r["impl"] == "rcoll" and r["mode"] == "blocking"  # rcoll@blocking
+        if r["mode"] != ("blocking" if beside else mode) or r.get("run_mode") != (mode if beside else None):
+            bad.append(f"{what}: mode {r['mode']} run_mode {r.get('run_mode')} in a {mode} run")
         if r["mode"] == "persistent" and r["impl"] == "native" and r.get("native_form") not in ("persistent", "blocking"):
             bad.append(f"{what}: native_form {r.get('native_form')}")
         if r["mode"] != "blocking" and r["impl"] == "rcoll" and not r.get("progress"):

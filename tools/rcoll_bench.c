@@ -1342,8 +1342,8 @@ static void post_call(struct bench *b, rcoll_coll_t coll, const struct impl *im,
     if (im->mode != MODE_PERSISTENT) {
         if (im->kind == IMPL_NATIVE)
             rc = native_icall(b, coll, s, r, m, root, &p->own);
-        else
-            *st = rcoll_icall(b, coll, s, r, m, root, &p->rreq);
+        else if ((*st = rcoll_icall(b, coll, s, r, m, root, &p->rreq)) != RCOLL_OK)
+            p->rreq = NULL; /* a failed post makes no request */
     } else if (im->kind == IMPL_NATIVE) {
         if (native_persistent()) {
             p->nreq = &b->nreq[k];

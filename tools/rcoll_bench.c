@@ -693,15 +693,6 @@ static int per_iteration_compute(const struct options *o)
     return o->compute == COMPUTE_ITER || (o->compute == COMPUTE_AUTO && skewed_arrival(o));
 }
 
-/* Whether some implementation runs in a mode with requests (not blocking). */
-static int uses_requests(const struct options *o)
-{
-    for (int k = 0; k < o->nimpls; k++)
-        if (o->impls[k].mode != MODE_BLOCKING)
-            return 1;
-    return 0;
-}
-
 static int synced(const struct options *o, rcoll_coll_t coll)
 {
     if (skewed_arrival(o)) /* the seed's benchmark: every iteration starts together */
@@ -1589,14 +1580,17 @@ static void describe_variant(const struct options *o, rcoll_coll_t coll, char *b
     }
 }
 
-/* The mode words of a table's title (nothing for the blocking mode): mode=..., and for native
- * MPI's persistent form what it is. */
-static void describe_mode(const struct impl *im, char *buf, size_t len)
+/* The mode words of a table's title (nothing for the blocking mode): mode=..., for native
+ * MPI's persistent form what it is, for rcoll how its requests progressed (known once the team
+ * has made one: the tables are printed after the measurements). */
+static void describe_mode(const struct bench *b, const struct impl *im, char *buf, size_t len)
 {
     buf[0] = '\0';
     if (im->mode == MODE_BLOCKING)
         return;
     size_t n = (size_t)snprintf(buf, len, " mode=%s", mode_names[im->mode]);
+    if (im->kind == IMPL_RCOLL && b->team && n < len)
+        snprintf(buf + n, len - n, " progress=%s", rcoll_team_progress_mode(b->team));
     if (im->mode == MODE_PERSISTENT && im->kind == IMPL_NATIVE && n < len)
 #ifdef NATIVE_PERSISTENT
         snprintf(buf + n, len - n, " native_form=persistent(%s)", NATIVE_PERSISTENT);
@@ -1610,7 +1604,7 @@ static void print_header(const struct bench *b, const struct options *o, rcoll_c
 {
     char variant[64], mode[96];
     describe_variant(o, coll, variant, sizeof variant);
-    describe_mode(im, mode, sizeof mode);
+    describe_mode(b, im, mode, sizeof mode);
     printf("\n# rcoll-bench %s impl=%s algo=%s np=%d ppn=%d%s%s\n", rcoll_coll_name(coll), im->label,
            algo, b->size, b->ppn, variant, mode);
     printf("# Size  Avg Latency(us)  Min Latency(us)  Max Latency(us)  Iterations");
@@ -2225,8 +2219,6 @@ static void print_preamble(const struct bench *b, const struct options *o)
         printf(" mode=%s", mode_names[o->mode]);
     if (o->mode == MODE_OVERLAP)
         printf(" compute-for=%s", per_iteration_compute(o) ? "iteration" : "mean");
-    if (b->team && uses_requests(o))
-        printf(" rcoll-progress=%s", rcoll_team_progress_mode(b->team));
     printf(" impls=");
     for (int k = 0; k < o->nimpls; k++)
         printf("%s%s", k ? "," : "", o->impls[k].label);

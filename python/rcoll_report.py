@@ -740,10 +740,12 @@ def cell(rec, key, fmt="{:.2f}"):
 
 def overlap_rows(rows):
     lines = ["| collective | bytes | native pure us | native overlap % | native wait us | "
-             "rcoll pure us | rcoll overlap % | rcoll wait us | rcoll algo | rcoll overlap >= native |",
+             "rcoll pure us | rcoll overlap % | rcoll wait us | rcoll algo | "
+             "rcoll overlap >= native |",
              "|:---|---:|---:|---:|---:|---:|---:|---:|:---|:---|"]
     for coll, nbytes in ordered_rows(rows):
-        n, r = rows[(coll, nbytes)].get(("native", "overlap")), rows[(coll, nbytes)].get(("rcoll", "overlap"))
+        got = rows[(coll, nbytes)]
+        n, r = got.get(("native", "overlap")), got.get(("rcoll", "overlap"))
         verdict = "-"
         if n and r and not failed(n) and not failed(r):
             verdict = "yes" if r["overlap_pct"] >= n["overlap_pct"] else "**no**"
@@ -767,7 +769,8 @@ def skewed_rows(rows):
              "rcoll WaitEarly / pure | rcoll overlap % | rcoll at most 10% |",
              "|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---|"]
     for coll, nbytes in ordered_rows(rows):
-        n, r = rows[(coll, nbytes)].get(("native", "overlap")), rows[(coll, nbytes)].get(("rcoll", "overlap"))
+        got = rows[(coll, nbytes)]
+        n, r = got.get(("native", "overlap")), got.get(("rcoll", "overlap"))
         rn, rr = early_ratio(n), early_ratio(r)
         verdict = "-" if rr is None else ("yes" if rr <= 0.10 else "**no**")
         lines.append(f"| {coll} | {fmt_bytes(nbytes)} | {cell(n, 'pure_noskew_us')} | "
@@ -794,7 +797,9 @@ def against_blocking_rows(rows, mode):
         got = rows[(coll, nbytes)]
         nmode, nblock = got.get(("native", mode)), got.get(("native", "blocking"))
         rmode, rblock = got.get(("rcoll", mode)), got.get(("rcoll", "blocking"))
-        form = f" ({nmode['native_form']})" if nmode and nmode.get("native_form") == "blocking" else ""
+        form = ""
+        if nmode and nmode.get("native_form") == "blocking":
+            form = " (blocking)"
         # Where native MPI's form was not run (it has none, or its own fails the check), its
         # blocking call.
         against = fmt_ratio(ratio(rmode, nmode))
@@ -815,15 +820,17 @@ def modes_lines(labelled):
     """The "Nonblocking and persistent collectives" section (--modes)."""
     lines = ["## Nonblocking and persistent collectives", ""]
     progress = ", ".join(progress_modes(labelled)) or "not reported"
-    lines.append("rcoll-bench `--overlap` (docs/benchmarking.md), as OSU's osu_iallgather: per size "
-                 "each rank first measures its pure time (post, then wait at once), then every "
-                 "iteration posts, computes (spins) for that time and waits. Overlap % = max(0, "
-                 "100 (1 - (overall - compute) / pure)), each a mean over ranks (OSU's formula); "
-                 "wait = the time inside wait after the computation, the largest over ranks of its "
-                 "mean. Native: PMPI_I<coll> + PMPI_Wait; rcoll: rcoll_i<coll> + rcoll_wait + "
-                 f"rcoll_request_free (its progress mode here: {progress}). One node: a copy "
-                 "needs a CPU, so a rank that computes moves nothing itself; what overlaps is what "
-                 "a peer inside rcoll (or the MPI library's own progress) moves for it.")
+    lines.append("rcoll-bench `--overlap` (docs/benchmarking.md), as OSU's osu_iallgather: per "
+                 "size each rank first measures its pure time (post, then wait at once), then "
+                 "every iteration posts, computes (spins) for that time and waits. Overlap % = "
+                 "max(0, 100 (1 - (overall - compute) / pure)), each a mean over ranks (OSU's "
+                 "formula); wait = the time inside wait after the computation, the largest over "
+                 "ranks of its mean. Native: PMPI_I<coll> + PMPI_Wait; rcoll: rcoll_i<coll> + "
+                 f"rcoll_wait + rcoll_request_free (its progress mode here: {progress}). One "
+                 "node: a copy needs a CPU, so a rank that computes moves nothing itself; what "
+                 "overlaps is what a peer inside rcoll (or the MPI library's own progress) moves "
+                 "for it. The means make the pure time fragile: one iteration that loses a "
+                 "scheduler slice inflates it, and the computation with it.")
     lines.append("")
     plain = mode_table(labelled, lambda r: r["mode"] == "overlap" and not late(r))
     for (label, np_), rows in plain.items():
@@ -856,11 +863,11 @@ def modes_lines(labelled):
     for (label, np_), rows in nonblocking.items():
         lines.append(f"### Nonblocking latency against the blocking calls: {label}, np={np_}")
         lines.append("")
-        lines.append("rcoll-bench --nonblocking --impl native,native@blocking,rcoll,rcoll@blocking: "
-                     "post, then wait at once (and, for rcoll, free the request), against the "
-                     "blocking call, the four interleaved size by size in one run; Max column in "
-                     "us. Target of the issue: rcoll's at most 1.10x its blocking call up to "
-                     "64 KB.")
+        lines.append("rcoll-bench --nonblocking --impl native,native@blocking,rcoll,"
+                     "rcoll@blocking: post, then wait at once (and, for rcoll, free the "
+                     "request), against the blocking call, the four interleaved size by size in "
+                     "one run; Max column in us. Target of the issue: rcoll's at most 1.10x its "
+                     "blocking call up to 64 KB.")
         lines.append("")
         lines.extend(against_blocking_rows(rows, "nonblocking"))
         lines.append("")
@@ -1136,7 +1143,8 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     plots = [] if args.no_plots else plot_all(args.out, groups)
     apps_plot = None if args.no_plots or not apps else plot_apps(args.out, apps)
-    path = write_report(args.out, groups, args.label, args.note, plots, soak, apps, apps_plot, modes)
+    path = write_report(args.out, groups, args.label, args.note, plots, soak, apps, apps_plot,
+                        modes)
     nplots = len(plots) + (1 if apps_plot else 0)
     print(f"rcoll_report: wrote {path}" + (f" and {nplots} plots" if nplots else ""))
     return 0

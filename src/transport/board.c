@@ -27,7 +27,7 @@ struct rcoll_board {
     unsigned slots;
     size_t inline_bytes;
     size_t slot_bytes, desc_off, inline_off;
-    size_t off_slots, off_pairs;
+    size_t off_slots, off_pairs, row_bytes;
     int rank, size;
 };
 
@@ -47,7 +47,7 @@ size_t rcoll_board_bytes(int size, unsigned slots, size_t inline_bytes)
         return 0;
     size_t n = (size_t)size;
     return n * sizeof(rcoll_line_t) + n * slots * slot_bytes_of(size, inline_bytes) +
-           align64((size_t)slots * n * n * sizeof(pair_t));
+           (size_t)slots * n * align64(n * sizeof(pair_t));
 }
 
 rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned slots, size_t inline_bytes)
@@ -68,6 +68,7 @@ rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned sl
     b->slot_bytes = slot_bytes_of(v->size, inline_bytes);
     b->off_slots = (size_t)v->size * sizeof(rcoll_line_t);
     b->off_pairs = b->off_slots + (size_t)v->size * slots * b->slot_bytes;
+    b->row_bytes = align64((size_t)v->size * sizeof(pair_t));
     return b;
 }
 
@@ -91,10 +92,13 @@ static rcoll_line_t *head_of(rcoll_board_t *b, int rank, uint64_t seq)
     return (rcoll_line_t *)(void *)slot_of(b, rank, seq);
 }
 
+/* One row per (slot, destination), a cache line apart: the pairs into a rank, which it claims
+ * and marks itself most of the time, share no line with the pairs into another. */
 static pair_t *pair_of(rcoll_board_t *b, int src, int dst, uint64_t seq)
 {
     size_t k = (size_t)(seq % b->slots), n = (size_t)b->size;
-    return (pair_t *)(void *)(b->base + b->off_pairs) + (k * n + (size_t)src) * n + (size_t)dst;
+    unsigned char *row = b->base + b->off_pairs + (k * n + (size_t)dst) * b->row_bytes;
+    return (pair_t *)(void *)row + src;
 }
 
 rcoll_line_t *rcoll_board_bell(rcoll_board_t *b)
@@ -104,7 +108,23 @@ rcoll_line_t *rcoll_board_bell(rcoll_board_t *b)
 
 void rcoll_board_ring(rcoll_board_t *b, int rank)
 {
-    rcoll_line_bump((rcoll_line_t *)(void *)b->base + rank);
+    rcoll_line_ring((rcoll_line_t *)(void *)b->base + rank);
+}
+
+/* The presence word sits in the bell line's payload. */
+static _Atomic uint32_t *presence(rcoll_board_t *b, int rank)
+{
+    return (_Atomic uint32_t *)(void *)((rcoll_line_t *)(void *)b->base + rank)->payload;
+}
+
+void rcoll_board_present(rcoll_board_t *b, bool present)
+{
+    atomic_store_explicit(presence(b, b->rank), present, memory_order_relaxed);
+}
+
+bool rcoll_board_is_present(rcoll_board_t *b, int rank)
+{
+    return atomic_load_explicit(presence(b, rank), memory_order_relaxed) != 0;
 }
 
 bool rcoll_board_is_done(rcoll_board_t *b, int src, int dst, uint64_t seq)

@@ -10,7 +10,9 @@
  *     by CMA only when it needs the slot back: rcoll_nb_rescue);
  *   - any other block by either end, one CMA copy (the receiver reads the sender's region, or
  *     the sender writes into the receiver's): the later of the two moves it at its arrival, so
- *     a rank that posted and went computing finds its data delivered.
+ *     a rank that posted and went computing finds its data delivered; a receiver that is
+ *     waiting inside rcoll is left to read it itself, so that ranks present together copy in
+ *     parallel instead of the later one doing both directions.
  * A rank's call is complete when every block into it is moved and every block of its own
  * buffers (not inline) has been taken. Bytes: each block crosses once (inline: twice, through
  * the slot). Steps: none; a rank waits only for the arrival of the peers it exchanges with.
@@ -182,7 +184,9 @@ static bool pass_peer(struct rcoll_request *r, rcoll_board_t *b, int peer, rcoll
         e = move(b, seq, peer, me, theirs, mine, me);
         in_done = true;
     }
-    if (!out_done && !my_inline && rcoll_board_claim(b, me, peer, seq)) {
+    /* A peer waiting inside rcoll reads its block itself (both copy at once); one that is not
+     * gets it from me. */
+    if (!out_done && !my_inline && !rcoll_board_is_present(b, peer) && rcoll_board_claim(b, me, peer, seq)) {
         rcoll_status_t e2 = move(b, seq, me, peer, mine, theirs, me);
         if (e == RCOLL_OK)
             e = e2;

@@ -295,7 +295,10 @@ static void queue_run_caller(struct rcoll_team *t, struct rcoll_request *upto)
     rcoll_nb_team_t *nb = t->nb;
     while (nb->head) {
         struct rcoll_request *r = nb->head;
-        finish(r, queue_run(r));
+        nb->inside = true;
+        rcoll_status_t st = queue_run(r);
+        nb->inside = false;
+        finish(r, st);
         list_prune(nb);
         if (r == upto)
             break;
@@ -356,6 +359,10 @@ rcoll_status_t rcoll_requests_drain(struct rcoll_team *t)
 {
     rcoll_nb_team_t *nb = t->nb;
     if (!nb || !nb->head)
+        return RCOLL_OK;
+    /* A queued call's own blocking calls on the team (a composed algorithm building its
+     * sub-teams over it) run inside it: there is nothing before them to wait for. */
+    if (nb->inside || (nb->thread_started && pthread_equal(pthread_self(), nb->thread)))
         return RCOLL_OK;
     if (nb->mode == RCOLL_NB_PEERS) { /* ordered by their numbers: only help them along */
         rcoll_nb_progress_board(t);

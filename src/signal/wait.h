@@ -23,7 +23,8 @@ typedef struct {
  * wake a sleeper if there is one. */
 void rcoll_line_post(rcoll_line_t *line, uint64_t value);
 /* A bell: a line whose value only counts "look again". Ringing costs a write only when its
- * owner sleeps (rcoll_waiter_sleep_unless registers first and looks again, so no wake is lost). */
+ * owner sleeps (rcoll_waiter_sleep_unless registers first and looks again; a wake lost to a
+ * write still in flight costs the sleeper the rest of its slice, as with rcoll_line_post). */
 void rcoll_line_bump(rcoll_line_t *line);
 void rcoll_line_ring(rcoll_line_t *line);
 static inline bool rcoll_line_reached(rcoll_line_t *line, uint64_t target)

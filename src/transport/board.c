@@ -41,10 +41,20 @@ static size_t slot_bytes_of(int size, size_t inline_bytes)
     return sizeof(rcoll_line_t) + align64((size_t)size * sizeof(rcoll_board_desc_t)) + align64(inline_bytes);
 }
 
+/* The inline area of a slot: as configured, but all of them together at most
+ * BOARD_INLINE_TOTAL (the same on every rank: it depends on the team size only). */
+#define BOARD_INLINE_TOTAL (64u << 20)
+static size_t inline_of(int size, unsigned slots, size_t inline_bytes)
+{
+    size_t cap = BOARD_INLINE_TOTAL / ((size_t)slots * (size_t)size);
+    return align64(inline_bytes < cap ? inline_bytes : cap);
+}
+
 size_t rcoll_board_bytes(int size, unsigned slots, size_t inline_bytes)
 {
     if (size < 2 || size > BOARD_MAX_RANKS || slots == 0)
         return 0;
+    inline_bytes = inline_of(size, slots, inline_bytes);
     size_t n = (size_t)size;
     return 2 * n * sizeof(rcoll_line_t) + n * slots * slot_bytes_of(size, inline_bytes) +
            (size_t)slots * n * align64(n * sizeof(pair_t));
@@ -57,6 +67,7 @@ rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned sl
     rcoll_board_t *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
+    inline_bytes = inline_of(v->size, slots, inline_bytes);
     b->v = v;
     b->base = base;
     b->slots = slots;

@@ -32,6 +32,12 @@ whole timed loop and of the time inside the collectives, natively and with rcoll
 speed-ups native / rcoll (above 1: rcoll faster); a row with a failed run shows FAILED instead
 of a speed-up, and the run is listed under Failures; the plot apps.png shows the speed-ups.
 --label may be left out when --apps or --soak is given (a report of those sections only).
+With --modes LABEL=FILE (rcoll-bench --overlap and --persistent runs, JSON lines with "mode") the
+report gets a "Nonblocking and persistent collectives" section: per MPI and np the overlap
+percentage (OSU's) and the time inside wait of native and rcoll, the same with half of the ranks
+late (the early ranks' wait against the pure time without skew), and nonblocking post+wait and
+persistent start+wait against the blocking calls of both (their IMPL@MODE records, "run_mode"). Records whose "mode" is not "blocking" never enter the
+per-collective tables of --label.
 """
 
 import argparse
@@ -190,6 +196,8 @@ def group(labelled_records):
         if label not in label_order:
             label_order.append(label)
         for rec in records:
+            if rec.get("mode", "blocking") != "blocking":  # the Nonblocking section's
+                continue
             key = (label, rec["coll"], variant_of(rec), int(rec["np"]))
             g = groups.setdefault(key, {"ppn": rec["ppn"], "points": {}})
             g["points"].setdefault(int(rec["bytes"]), Point()).add(rec)
@@ -680,7 +688,221 @@ def plot_apps(out_dir, records):
     return name
 
 
-def write_report(out_dir, groups, labels, notes, plots, soak=None, apps=None, apps_plot=None):
+OVERLAP_KEYS = ("pure_us", "overall_us", "compute_us", "wait_us", "overlap_pct")
+
+
+def mode_keys(rec):
+    """The keys a record of --modes must have: rcoll-bench's, "mode", and for --overlap its own."""
+    if "error" in rec:
+        return ERROR_KEYS + ("mode",)
+    return REQUIRED_KEYS + ("mode",) + (OVERLAP_KEYS if rec.get("mode") == "overlap" else ())
+
+
+def read_modes(labelled_paths):
+    """[(label, records)] of the --modes files (a missing file is skipped with a message)."""
+    out = []
+    for label, path in labelled_paths:
+        if not os.path.exists(path):
+            print(f"rcoll_report: {path} does not exist; skipped", file=sys.stderr)
+            continue
+        out.append((label, read_records(path, mode_keys)))
+    return out
+
+
+def late(rec):
+    return rec.get("late_frac", 0) > 0
+
+
+def mode_table(labelled, want):
+    """(label, np) -> {(coll, bytes): {(impl, mode): record}} for the records want(rec) takes;
+    rcoll's forced algorithms are left out (the automatic choice is compared)."""
+    tables = OrderedDict()
+    for label, records in labelled:
+        for rec in records:
+            if rec.get("forced") or not want(rec):
+                continue
+            rows = tables.setdefault((label, int(rec["np"])), {})
+            rows.setdefault((rec["coll"], int(rec["bytes"])), {})[(rec["impl"], rec["mode"])] = rec
+    return tables
+
+
+def ordered_rows(rows):
+    return sorted(rows, key=lambda cb: (coll_rank(cb[0]), cb[0], cb[1]))
+
+
+def cell(rec, key, fmt="{:.2f}"):
+    if rec is None:
+        return "-"
+    if failed(rec):
+        return "FAILED"
+    return fmt.format(rec[key]) if key in rec else "-"
+
+
+def overlap_rows(rows):
+    lines = ["| collective | bytes | native pure us | native overlap % | native wait us | "
+             "rcoll pure us | rcoll overlap % | rcoll wait us | rcoll algo | "
+             "rcoll overlap >= native |",
+             "|:---|---:|---:|---:|---:|---:|---:|---:|:---|:---|"]
+    for coll, nbytes in ordered_rows(rows):
+        got = rows[(coll, nbytes)]
+        n, r = got.get(("native", "overlap")), got.get(("rcoll", "overlap"))
+        verdict = "-"
+        if n and r and not failed(n) and not failed(r):
+            verdict = "yes" if r["overlap_pct"] >= n["overlap_pct"] else "**no**"
+        lines.append(f"| {coll} | {fmt_bytes(nbytes)} | {cell(n, 'pure_us')} | "
+                     f"{cell(n, 'overlap_pct', '{:.1f}')} | {cell(n, 'wait_us')} | "
+                     f"{cell(r, 'pure_us')} | {cell(r, 'overlap_pct', '{:.1f}')} | "
+                     f"{cell(r, 'wait_us')} | {r['algo'] if r else '-'} | {verdict} |")
+    return lines
+
+
+def early_ratio(rec):
+    """The early ranks' wait over the pure time without skew (None where not measured)."""
+    if not rec or failed(rec) or rec.get("wait_early_us") is None or not rec.get("pure_noskew_us"):
+        return None
+    return rec["wait_early_us"] / rec["pure_noskew_us"]
+
+
+def skewed_rows(rows):
+    lines = ["| collective | bytes | native pure us (no skew) | native WaitEarly us | native "
+             "WaitEarly / pure | native overlap % | rcoll pure us (no skew) | rcoll WaitEarly us | "
+             "rcoll WaitEarly / pure | rcoll overlap % | rcoll at most 10% |",
+             "|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---|"]
+    for coll, nbytes in ordered_rows(rows):
+        got = rows[(coll, nbytes)]
+        n, r = got.get(("native", "overlap")), got.get(("rcoll", "overlap"))
+        rn, rr = early_ratio(n), early_ratio(r)
+        verdict = "-" if rr is None else ("yes" if rr <= 0.10 else "**no**")
+        lines.append(f"| {coll} | {fmt_bytes(nbytes)} | {cell(n, 'pure_noskew_us')} | "
+                     f"{cell(n, 'wait_early_us')} | {fmt_ratio(rn)} | "
+                     f"{cell(n, 'overlap_pct', '{:.1f}')} | {cell(r, 'pure_noskew_us')} | "
+                     f"{cell(r, 'wait_early_us')} | {fmt_ratio(rr)} | "
+                     f"{cell(r, 'overlap_pct', '{:.1f}')} | {verdict} |")
+    return lines
+
+
+def in_run(mode):
+    """The records of a --persistent or --nonblocking run: that mode's, and those of the
+    implementations run beside them in another mode (IMPL@MODE, "run_mode")."""
+    return lambda r: r["mode"] == mode or r.get("run_mode") == mode
+
+
+def against_blocking_rows(rows, mode):
+    """rcoll's and native's `mode` (persistent, nonblocking) against both blocking calls."""
+    lines = [f"| collective | bytes | native {mode} max us | native blocking max us | "
+             f"rcoll {mode} max us | rcoll blocking max us | rcoll {mode} / native {mode} | "
+             f"rcoll {mode} / rcoll blocking |",
+             "|:---|---:|---:|---:|---:|---:|---:|---:|"]
+    for coll, nbytes in ordered_rows(rows):
+        got = rows[(coll, nbytes)]
+        nmode, nblock = got.get(("native", mode)), got.get(("native", "blocking"))
+        rmode, rblock = got.get(("rcoll", mode)), got.get(("rcoll", "blocking"))
+        form = ""
+        if nmode and nmode.get("native_form") == "blocking":
+            form = " (blocking)"
+        # Where native MPI's form was not run (it has none, or its own fails the check), its
+        # blocking call.
+        against = fmt_ratio(ratio(rmode, nmode))
+        if nmode is None and nblock is not None:
+            against = f"{fmt_ratio(ratio(rmode, nblock))} (native blocking)"
+        lines.append(f"| {coll} | {fmt_bytes(nbytes)} | {fmt_us(nmode)}{form} | {fmt_us(nblock)} | "
+                     f"{fmt_us(rmode)} | {fmt_us(rblock)} | {against} | "
+                     f"{fmt_ratio(ratio(rmode, rblock))} |")
+    return lines
+
+
+def progress_modes(labelled):
+    return sorted({rec["progress"] for _, records in labelled for rec in records
+                   if rec.get("progress")})
+
+
+def modes_lines(labelled):
+    """The "Nonblocking and persistent collectives" section (--modes)."""
+    lines = ["## Nonblocking and persistent collectives", ""]
+    progress = ", ".join(progress_modes(labelled)) or "not reported"
+    lines.append("rcoll-bench `--overlap` (docs/benchmarking.md), as OSU's osu_iallgather: per "
+                 "size each rank first measures its pure time (post, then wait at once), then "
+                 "every iteration posts, computes (spins) for that time and waits. Overlap % = "
+                 "max(0, 100 (1 - (overall - compute) / pure)), each a mean over ranks (OSU's "
+                 "formula); wait = the time inside wait after the computation, the largest over "
+                 "ranks of its mean. Native: PMPI_I<coll> + PMPI_Wait; rcoll: rcoll_i<coll> + "
+                 f"rcoll_wait + rcoll_request_free (its progress mode here: {progress}). One "
+                 "node: a copy needs a CPU, so a rank that computes moves nothing itself; what "
+                 "overlaps is what a peer inside rcoll (or the MPI library's own progress) moves "
+                 "for it. The means make the pure time fragile: one iteration that loses a "
+                 "scheduler slice inflates it, and the computation with it.")
+    lines.append("")
+    plain = mode_table(labelled, lambda r: r["mode"] == "overlap" and not late(r))
+    for (label, np_), rows in plain.items():
+        lines.append(f"### Overlap, every rank computing: {label}, np={np_}")
+        lines.append("")
+        lines.extend(overlap_rows(rows))
+        lines.append("")
+    skewed = mode_table(labelled, lambda r: r["mode"] == "overlap" and late(r))
+    for (label, np_), rows in skewed.items():
+        some = next(rec for recs in rows.values() for rec in recs.values() if not failed(rec))
+        how = (f"late by {some['late_pure']:g} times the pure time without skew (--late-pure), "
+               if some.get("late_pure") else f"late by {some.get('late_us', '?')} us, ")
+        lines.append(f"### Overlap, {some['late_frac']:g} of the ranks late: {label}, np={np_}")
+        lines.append("")
+        computes = ("per iteration its own pure time of that iteration under the same skew, "
+                    "so that a rank that arrived early computes as long as it would have waited"
+                    if some.get("compute_for") == "iteration" else
+                    "its mean pure time under the skew")
+        lines.append(f"In every iteration round({some['late_frac']:g} x np) ranks, chosen afresh "
+                     f"(seed {some.get('seed', '?')}, the same for both), arrive {how}each "
+                     f"implementation against its own pure time. Each rank computes {computes} "
+                     f"(--compute-for {some.get('compute_for', '?')}). WaitEarly: the time inside "
+                     "wait of the ranks that were not late, mean over those iterations, the "
+                     "largest over ranks; divided by the pure time without skew (the issue's "
+                     "target: at most 10%).")
+        lines.append("")
+        lines.extend(skewed_rows(rows))
+        lines.append("")
+    nonblocking = mode_table(labelled, in_run("nonblocking"))
+    for (label, np_), rows in nonblocking.items():
+        lines.append(f"### Nonblocking latency against the blocking calls: {label}, np={np_}")
+        lines.append("")
+        lines.append("rcoll-bench --nonblocking --impl native,native@blocking,rcoll,"
+                     "rcoll@blocking: post, then wait at once (and, for rcoll, free the "
+                     "request), against the blocking call, the four interleaved size by size in "
+                     "one run; Max column in us. Target of the issue: rcoll's at most 1.10x its "
+                     "blocking call up to 64 KB.")
+        lines.append("")
+        lines.extend(against_blocking_rows(rows, "nonblocking"))
+        lines.append("")
+    pers = mode_table(labelled, in_run("persistent"))
+    for (label, np_), rows in pers.items():
+        forms = sorted({rec.get("native_form") for recs in rows.values() for rec in recs.values()
+                        if rec.get("native_form")})
+        lines.append(f"### Persistent start+wait against the blocking calls: {label}, np={np_}")
+        lines.append("")
+        lines.append("Each run interleaves the four size by size (rcoll-bench --persistent --impl "
+                     "native,native@blocking,rcoll,rcoll@blocking); Max column in us. Each "
+                     "persistent request is made once per size outside the timing and started "
+                     "every iteration (the data checked before timing over two starts). Native's "
+                     "persistent form: " + (", ".join(forms) or "not run") + "; where it was not "
+                     "run (an MPI without one, or whose own fails the check: see the notes) rcoll "
+                     "is compared with native's blocking call. Targets of the issue: rcoll "
+                     "persistent at most 0.8x native's and at most 1.05x rcoll's blocking call.")
+        lines.append("")
+        lines.extend(against_blocking_rows(rows, "persistent"))
+        lines.append("")
+    return lines
+
+
+def mode_failure_lines(labelled):
+    lines = []
+    for label, records in labelled:
+        for rec in records:
+            if failed(rec):
+                lines.append(f"- {label}: {rec['coll']} np={rec['np']} {rec['mode']}, "
+                             f"{fmt_bytes(int(rec['bytes']))} bytes, {rec['impl']}: {rec['error']}")
+    return lines
+
+
+def write_report(out_dir, groups, labels, notes, plots, soak=None, apps=None, apps_plot=None,
+                 modes=None):
     lines = ["# rcoll benchmark report", ""]
     lines.append(f"- Machine: {os.cpu_count()} CPUs (nproc), {cpu_model()}, {platform.system()} "
                  f"{platform.release()}")
@@ -715,6 +937,8 @@ def write_report(out_dir, groups, labels, notes, plots, soak=None, apps=None, ap
                      if soak_failed(rec)]
     if apps:
         failures += app_failure_lines(app_rows(apps))
+    if modes:
+        failures += mode_failure_lines(modes)
     if failures:
         lines.append("## Failures")
         lines.append("")
@@ -722,6 +946,8 @@ def write_report(out_dir, groups, labels, notes, plots, soak=None, apps=None, ap
         lines.append("")
     if apps:
         lines.extend(apps_lines(apps, apps_plot))
+    if modes:
+        lines.extend(modes_lines(modes))
     if soak:
         lines.extend(soak_lines(soak))
     current = None
@@ -885,9 +1111,13 @@ def main(argv=None):
     ap.add_argument("--apps", metavar="FILE",
                     help="JSON lines of the application kernels' runs (scripts/run_apps.sh): "
                          "adds the Application kernels section and apps.png")
+    ap.add_argument("--modes", action="append", type=parse_label, default=[],
+                    metavar="LABEL=FILE",
+                    help="JSON lines of rcoll-bench --overlap / --persistent runs and the MPI they "
+                         "ran with (repeatable): adds the Nonblocking and persistent section")
     args = ap.parse_args(argv)
-    if not args.label and not args.apps and not args.soak:
-        ap.error("give --label LABEL=FILE (or --apps FILE or --soak FILE)")
+    if not args.label and not args.apps and not args.soak and not args.modes:
+        ap.error("give --label LABEL=FILE (or --apps FILE, --soak FILE or --modes LABEL=FILE)")
 
     colls = args.colls
     if colls is None and args.label:
@@ -907,12 +1137,14 @@ def main(argv=None):
     groups = group(labelled)
     apps = read_apps(args.apps)
     soak = read_soak(args.soak)
-    if not groups and not apps and not soak:
+    modes = read_modes(args.modes)
+    if not groups and not apps and not soak and not modes:
         raise SystemExit("rcoll_report: no records in the input files")
     os.makedirs(args.out, exist_ok=True)
     plots = [] if args.no_plots else plot_all(args.out, groups)
     apps_plot = None if args.no_plots or not apps else plot_apps(args.out, apps)
-    path = write_report(args.out, groups, args.label, args.note, plots, soak, apps, apps_plot)
+    path = write_report(args.out, groups, args.label, args.note, plots, soak, apps, apps_plot,
+                        modes)
     nplots = len(plots) + (1 if apps_plot else 0)
     print(f"rcoll_report: wrote {path}" + (f" and {nplots} plots" if nplots else ""))
     return 0

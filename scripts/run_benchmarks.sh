@@ -9,6 +9,9 @@
 # np=4: barrier, allgather, alltoall; and allgather 32 KB with fresh buffers, with and without the
 # registration cache (RCOLL_BENCH_INTERNODE=0 skips these). Each runs RCOLL_BENCH_INTERNODE_RUNS
 # times (default 5; the report shows the median run per size, the cache pair alternating).
+# Then the nonblocking and persistent modes (rcoll-bench --overlap, with half of the ranks late,
+# and --persistent beside the blocking calls; Open MPI and MPICH; RCOLL_BENCH_MODES=0 skips them):
+# the report's "Nonblocking and persistent collectives".
 # Then the soak test (rcoll-soak, np=4, Open MPI, native and preloaded; RCOLL_SOAK=0 skips it,
 # RCOLL_SOAK_CALLS, RCOLL_SOAK_TIMEOUT): OUT_DIR/raw/soak.jsonl, the report's "Soak test".
 # Then the application kernels (scripts/run_apps.sh: matmul, nbody, radix sort, 3-D FFT at np=2
@@ -144,6 +147,66 @@ if [ ${#labels[@]} -eq 0 ]; then
     echo "run_benchmarks: neither $build/rcoll-bench nor $build/rcoll-bench-mpich exists" >&2
     exit 1
 fi
+# Nonblocking and persistent collectives (rcoll-bench --overlap and --persistent): the report's
+# "Nonblocking and persistent collectives". Per MPI (Open MPI at np=4 and 2, MPICH at np=2, as it
+# busy-polls): iallgather, ialltoall and ibcast from 64 KB to 1 MB with every rank computing,
+# then with half of the ranks late by twice the pure time (--late-frac 0.5 --late-pure 2), and
+# their nonblocking latency (post, wait) from 1 B to 64 KB beside the blocking calls; then
+# persistent allgather and alltoall at np=2 from 1 B to 1 MB beside the blocking calls, native
+# and rcoll interleaved in one run. MPICH 4.0.2's own persistent allgather restarts without its
+# local copy (rcoll-bench's check fails it): its blocking call stands in for it there. Into
+# raw/modes-<mpi>.jsonl. RCOLL_BENCH_MODES=0 skips them; RCOLL_BENCH_OVERLAP_ITERS (default 40,
+# 20 above 64 KB), RCOLL_BENCH_PERSISTENT_ITERS (default 1000; also the nonblocking runs').
+modes=()
+mode_run() { # as run, its progress line giving the options
+    local colls="${common[*]}"
+    run "$@"
+}
+mode_runs() { # mpi label, then the launcher and bench, the process count written @NP@
+    local mpi=$1
+    shift
+    local launch=("$@") np nps=(4 2) pers=native,native@blocking,rcoll,rcoll@blocking
+    local oi=${RCOLL_BENCH_OVERLAP_ITERS:-40} pi=${RCOLL_BENCH_PERSISTENT_ITERS:-1000}
+    if [ "$mpi" = mpich ]; then
+        nps=(2)
+    fi
+    for np in "${nps[@]}"; do
+        common=(--overlap --coll allgather,alltoall,bcast --impl native,rcoll -m 64K:1M)
+        mode_run "overlap-$mpi" "$np" "$oi" 4 "${launch[@]/@NP@/$np}"
+        common+=(--late-frac 0.5 --late-pure 2)
+        mode_run "overlap-late-$mpi" "$np" "$oi" 4 "${launch[@]/@NP@/$np}"
+        common=(--nonblocking --coll allgather,alltoall,bcast --impl "$pers" -m 1:64K)
+        mode_run "nonblocking-$mpi" "$np" "$pi" 100 "${launch[@]/@NP@/$np}"
+    done
+    common=(--persistent --coll alltoall --impl "$pers" -m 1:1M)
+    if [ "$mpi" != mpich ]; then
+        common[2]=allgather,alltoall
+    fi
+    mode_run "persistent-$mpi" 2 "$pi" 100 "${launch[@]/@NP@/2}"
+    local files=("$out"/raw/overlap-"$mpi"-np*.jsonl "$out"/raw/overlap-late-"$mpi"-np*.jsonl
+                 "$out"/raw/nonblocking-"$mpi"-np*.jsonl "$out/raw/persistent-$mpi-np2.jsonl")
+    if [ "$mpi" = mpich ]; then
+        common=(--persistent --coll allgather --impl native@blocking,rcoll,rcoll@blocking -m 1:1M)
+        mode_run "persistent-allgather-$mpi" 2 "$pi" 100 "${launch[@]/@NP@/2}"
+        files+=("$out/raw/persistent-allgather-$mpi-np2.jsonl")
+    fi
+    cat "${files[@]}" >"$out/raw/modes-$mpi.jsonl"
+    modes+=(--modes "$mpi=$out/raw/modes-$mpi.jsonl")
+}
+if [ "${RCOLL_BENCH_MODES:-1}" = 1 ]; then
+    saved=("${common[@]}")
+    start=$SECONDS
+    if [ -x "$build/rcoll-bench" ]; then
+        mode_runs openmpi mpirun --allow-run-as-root --oversubscribe --bind-to none -np @NP@ \
+            "$build/rcoll-bench"
+    fi
+    if [ -x "$build/rcoll-bench-mpich" ]; then
+        mode_runs mpich mpirun.mpich -np @NP@ "$build/rcoll-bench-mpich"
+        notes+=(--note "MPICH 4.0.2's persistent MPI_Allgather_init restarts without its local copy: from the second MPI_Start on, blocks are missing (rcoll-bench's check starts a persistent request twice and fails it; MPI_Gather_init and MPI_Scatter_init too, the class of pmodels/mpich#7078). Its persistent allgather row therefore compares rcoll with MPICH's blocking MPI_Allgather; alltoall with MPI_Alltoall_init.")
+    fi
+    echo "bench: nonblocking and persistent modes done in $((SECONDS - start)) s"
+    common=("${saved[@]}")
+fi
 # Soak test (tools/rcoll_soak.c): RCOLL_SOAK_CALLS (default 1000000) back-to-back collectives of
 # all ten kinds, mixed sizes, several communicators, at np=4 under Open MPI, once natively and
 # once with librcoll-mpi.so preloaded; each bounded by RCOLL_SOAK_TIMEOUT seconds (default 900).
@@ -217,7 +280,7 @@ python3 -c 'import matplotlib' 2>/dev/null || plots=(--no-plots)
 colltab=()
 "$build/rcoll-info" --colls >"$out/raw/colls.jsonl" && colltab=(--colls "$out/raw/colls.jsonl")
 python3 "$(dirname "$0")/../python/rcoll_report.py" --out "$out" "${labels[@]}" "${notes[@]}" "${plots[@]}" \
-    "${soak[@]}" "${apps[@]}" "${colltab[@]}"
+    "${soak[@]}" "${apps[@]}" "${modes[@]}" "${colltab[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
     echo "run_benchmarks: FAILED runs: ${failed[*]} (the report lists what failed)" >&2
     exit 1

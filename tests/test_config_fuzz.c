@@ -84,7 +84,7 @@ static const var_t fixed_vars[] = {
      .values = put_values, .count = 3},
     {.name = "RCOLL_PROGRESS", .kind = K_CHOICE, FIELD(progress_thread, F_INT), .names = progs,
      .values = prog_values, .count = 2},
-    {.name = "RCOLL_NB_ALGO", .kind = K_CHOICE, FIELD(nb_algo, F_INT), .names = nbalgos,
+    {.name = "RCOLL_NB_ALLGATHER", .kind = K_CHOICE, FIELD(nb_algo, F_INT), .names = nbalgos,
      .values = nbalgo_values, .count = 2},
     {.name = "RCOLL_NB_SLOTS", .kind = K_INT, FIELD(nb_slots, F_INT), .lo = 0, .hi = 1024},
     {.name = "RCOLL_NB_INLINE", .kind = K_SIZE, FIELD(nb_inline, F_SIZE), .lo = 0, .hi = 1 << 20,

@@ -6,7 +6,10 @@
  * written to the JSON file, and makes the exit status non-zero. Native MPI is reached only
  * through PMPI_ functions, so the numbers stay native even when librcoll-mpi.so is LD_PRELOADed;
  * rcoll is reached through its C API on a team built over MPI_COMM_WORLD. Prints OSU-style
- * tables and, with --json, one JSON object per line. */
+ * tables and, with --json, one JSON object per line. Besides the blocking calls it times the
+ * nonblocking forms (--nonblocking: post, then wait at once), the persistent ones (--persistent:
+ * init once, start and wait per iteration) and, as OSU's osu_iallgather, the overlap of a
+ * nonblocking collective with computation (--overlap). */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -19,6 +22,19 @@
 
 #include "coll/colls.h" /* what each collective is: its table */
 #include "rcoll/rcoll_mpi.h"
+
+/* The native persistent collectives: MPI-4's (MPICH 4), else Open MPI's MPIX_ extension
+ * (mpi-ext.h, Open MPI 4.1: the same calls), else none (the blocking call stands in). */
+#if MPI_VERSION >= 4
+#define NATIVE_PERSISTENT "MPI-4"
+#define PINIT(name) PMPI_##name##_init
+#elif defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define NATIVE_PERSISTENT "MPIX"
+#define PINIT(name) PMPIX_##name##_init
+#endif
+#endif
 
 #define MAX_IMPLS 32
 #define MAX_COLLS 16
@@ -36,10 +52,22 @@ enum sync_mode { SYNC_ROOTED, SYNC_ALL, SYNC_NONE };
 
 enum impl_kind { IMPL_NATIVE, IMPL_RCOLL };
 
+/* How each iteration calls the collective: the blocking call; post then wait at once; start
+ * and wait a persistent request made before the timing; post, compute, wait (--overlap). */
+enum bench_mode { MODE_BLOCKING, MODE_NONBLOCKING, MODE_PERSISTENT, MODE_OVERLAP };
+
+static const char *const mode_names[] = {"blocking", "nonblocking", "persistent", "overlap"};
+
+/* --compute-for: what each rank computes between post and wait in --overlap. */
+enum compute_choice { COMPUTE_AUTO, COMPUTE_MEAN, COMPUTE_ITER };
+
 struct impl {
     enum impl_kind kind;
+    enum bench_mode mode;    /* the run's (--nonblocking, ...) or its own (@mode) */
+    int mode_set;            /* given as @mode */
     char algo[ALGO_LEN];     /* forced rcoll algorithm; "" = automatic */
-    char label[ALGO_LEN + 8]; /* as given on the command line: native, rcoll, rcoll:<algo> */
+    char label[ALGO_LEN + 24]; /* as given on the command line: native, rcoll, rcoll:<algo>,
+                              * each optionally @<mode> */
     int skip_reported;
     int failed;              /* its check failed for the current collective: not measured further */
 };
@@ -58,6 +86,9 @@ struct options {
     double mif;              /* --mif X: random compute of 0..X message times before each call */
     double late_frac, late_us; /* --late-frac F --late-us U: F of the ranks arrive U us late */
     unsigned long seed;      /* --seed: of the delays (the same for every implementation) */
+    enum bench_mode mode;    /* --nonblocking, --persistent, --overlap; default blocking */
+    double late_pure;        /* --late-pure X: late-us = X times the pure time (--overlap) */
+    enum compute_choice compute; /* --compute-for: --overlap's per rank mean or per iteration */
     const char *json_path;
     const char *calibrate_path; /* --calibrate FILE: measure the cost model, write FILE, stop */
 };
@@ -87,6 +118,13 @@ struct bench {
                               * (PMPI_Wtime) */
     double *arrivals;        /* with skew: every rank's arrivals of the iterations, by rank */
     double msg_us;           /* --mif: one native message of the current size, one way (us) */
+    double late_us;          /* the late ranks' delay: --late-us, or --late-pure's for the size */
+    double *posts, *computes, *waits, *pure; /* --overlap, per timed iteration (seconds) */
+    MPI_Request *nreq;       /* --persistent: native requests, one per root (rotate) or one */
+    rcoll_request_t **rreq;  /* the same for rcoll */
+    int npreq;               /* how many of them are made */
+    char algo[ALGO_LEN];     /* what the last rcoll request ran (its algorithm) */
+    int keep_algo;           /* wait_call keeps it (an untimed call, or the last timed one) */
     long errors;             /* data errors seen by this rank in checked timed iterations */
     int failures;            /* failed pre-timing checks (every rank counts alike) */
 };
@@ -98,6 +136,10 @@ struct result {
     double avg_us, min_us, max_us, iter_max_us;
     double delay_us, msg_us; /* with skew: mean injected delay; --mif's message time */
     double floor_max_us, after_last_us; /* with skew: see reduce_delays */
+    /* --overlap (reduce_overlap): means over ranks of each rank's mean pure (post then wait),
+     * compute and post times; the largest over ranks of the mean wait, and of the mean over
+     * the iterations where the rank was not late (-1: none); the pure time without skew */
+    double pure_us, compute_us, post_us, wait_us, wait_early_us, pure_noskew_us, overlap_pct;
     int iters;
 };
 
@@ -180,6 +222,32 @@ static void usage(FILE *f)
         "                   largest over ranks) and AfterLast (mean time from that arrival to a\n"
         "                   rank's return: what the algorithm itself takes). Arrivals are on\n"
         "                   the host's monotonic clock: one host (emulated nodes, not real ones)\n"
+        "  --nonblocking    each iteration posts the collective and waits for it at once:\n"
+        "                   native PMPI_I<coll> + PMPI_Wait, rcoll rcoll_i<coll> + rcoll_wait +\n"
+        "                   rcoll_request_free\n"
+        "  --persistent     a persistent request per (collective, size, impl) (one per root with\n"
+        "                   --root rotate), made and freed outside the timing; each iteration\n"
+        "                   starts and waits it: native PMPI_<Coll>_init (MPI-4; Open MPI 4.1:\n"
+        "                   its MPIX_ extension; an MPI with neither: its blocking call, said in\n"
+        "                   the header and as \"native_form\"), rcoll rcoll_<coll>_init +\n"
+        "                   rcoll_start + rcoll_wait. Not with --no-reuse\n"
+        "  --overlap        as OSU's osu_iallgather: per size, first the pure time (post, then\n"
+        "                   wait at once) of every rank, then iterations of post, compute (spin)\n"
+        "                   for that time, wait. Columns Pure, Compute (means over ranks), Wait\n"
+        "                   (the largest over ranks of the mean time inside wait), Overlap(%%) =\n"
+        "                   max(0, 100 (1 - (overall - compute) / pure)), overall the Avg column;\n"
+        "                   with skew PureNoSkew (the pure time without it) and, with\n"
+        "                   --late-frac, WaitEarly (as Wait, over the iterations where the rank\n"
+        "                   was not late). Every iteration is followed by an untimed PMPI_Barrier\n"
+        "  --late-pure X    with --overlap and --late-frac, instead of --late-us: the late ranks\n"
+        "                   compute X times the pure time without skew of that size and impl\n"
+        "  --compute-for mean|iteration  what --overlap computes: each rank's mean pure time\n"
+        "                   (OSU; the default without skew) or, per iteration, the rank's own\n"
+        "                   pure time of that iteration under the same seeded skew (the default\n"
+        "                   with skew: a rank that arrives early computes as long as it waited)\n"
+        "  IMPL@MODE        in --impl: that implementation in another mode (blocking,\n"
+        "                   nonblocking, persistent) in the same run, interleaved with the\n"
+        "                   others, e.g. --persistent --impl native,rcoll,rcoll@blocking\n"
         "  --json FILE      rank 0 appends one JSON object per (coll, impl, size) to FILE; a\n"
         "                   failed check writes an object with an \"error\" key instead\n"
         "  --calibrate FILE measure the cost model's parameters on this job's nodes (it must\n"
@@ -269,25 +337,49 @@ static int parse_colls(const char *s, struct options *o, char *err, size_t errle
     return 0;
 }
 
+/* Parses "@blocking", "@nonblocking", "@persistent" (after an implementation) into *mode. */
+static int parse_mode_suffix(const char *at, enum bench_mode *mode)
+{
+    for (int k = MODE_BLOCKING; k < MODE_OVERLAP; k++)
+        if (strcmp(at + 1, mode_names[k]) == 0) {
+            *mode = (enum bench_mode)k;
+            return 0;
+        }
+    return -1;
+}
+
+/* One --impl entry: native, rcoll, rcoll:<algo>, each optionally @<mode> (im->mode_set). */
 static int parse_impl(const char *tok, struct impl *im, char *err, size_t errlen)
 {
+    char name[ALGO_LEN + 24];
     memset(im, 0, sizeof *im);
+    snprintf(name, sizeof name, "%s", tok);
+    char *at = strchr(name, '@');
+    if (at) {
+        if (parse_mode_suffix(at, &im->mode)) {
+            snprintf(err, errlen, "bad mode in '%s' (@blocking, @nonblocking or @persistent)", tok);
+            return -1;
+        }
+        im->mode_set = 1;
+        *at = '\0';
+    }
     snprintf(im->label, sizeof im->label, "%s", tok);
-    if (strcmp(tok, "native") == 0) {
+    if (strcmp(name, "native") == 0) {
         im->kind = IMPL_NATIVE;
         return 0;
     }
-    if (strcmp(tok, "rcoll") == 0 || strcmp(tok, "rcoll:auto") == 0) {
+    if (strcmp(name, "rcoll") == 0 || strcmp(name, "rcoll:auto") == 0) {
         im->kind = IMPL_RCOLL;
-        snprintf(im->label, sizeof im->label, "rcoll");
+        snprintf(im->label, sizeof im->label, "rcoll%s", at ? tok + (at - name) : "");
         return 0;
     }
-    if (strncmp(tok, "rcoll:", 6) == 0 && tok[6] != '\0' && strlen(tok + 6) < ALGO_LEN) {
+    if (strncmp(name, "rcoll:", 6) == 0 && name[6] != '\0' && strlen(name + 6) < ALGO_LEN) {
         im->kind = IMPL_RCOLL;
-        snprintf(im->algo, sizeof im->algo, "%s", tok + 6);
+        snprintf(im->algo, sizeof im->algo, "%s", name + 6);
         return 0;
     }
-    snprintf(err, errlen, "bad implementation '%s' (native, rcoll or rcoll:<algo>)", tok);
+    snprintf(err, errlen, "bad implementation '%s' (native, rcoll or rcoll:<algo>, optionally "
+             "@<mode>)", tok);
     return -1;
 }
 
@@ -343,11 +435,41 @@ static void default_options(struct options *o)
     o->seed = 1;
 }
 
+/* After the options: every implementation's mode (its @mode or the run's) and the
+ * combinations that make no sense refused. */
+static int check_modes(struct options *o, char *err, size_t errlen)
+{
+    for (int k = 0; k < o->nimpls; k++) {
+        struct impl *im = &o->impls[k];
+        if (im->mode_set && o->mode == MODE_OVERLAP) {
+            snprintf(err, errlen, "--overlap takes no @mode in --impl ('%s')", im->label);
+            return -1;
+        }
+        if (!im->mode_set)
+            im->mode = o->mode;
+        if (im->mode == MODE_PERSISTENT && o->no_reuse) {
+            snprintf(err, errlen, "a persistent request is bound to its buffers: --persistent "
+                     "(or @persistent) and --no-reuse exclude each other");
+            return -1;
+        }
+    }
+    if (o->late_pure > 0 && o->mode != MODE_OVERLAP) {
+        snprintf(err, errlen, "--late-pure needs --overlap (its pure time)");
+        return -1;
+    }
+    if (o->compute != COMPUTE_AUTO && o->mode != MODE_OVERLAP) {
+        snprintf(err, errlen, "--compute-for needs --overlap");
+        return -1;
+    }
+    return 0;
+}
+
 /* Returns 0 to run, 1 for --help, -1 on a bad command line (message in err). */
 static int parse_options(int argc, char **argv, struct options *o, char *err, size_t errlen)
 {
     enum { OPT_COLL = 256, OPT_IMPL, OPT_JSON, OPT_NO_REUSE, OPT_ROOT, OPT_SKEWED, OPT_SYNC,
-           OPT_CALIBRATE, OPT_MIF, OPT_LATE_FRAC, OPT_LATE_US, OPT_SEED };
+           OPT_CALIBRATE, OPT_MIF, OPT_LATE_FRAC, OPT_LATE_US, OPT_SEED, OPT_NONBLOCKING,
+           OPT_PERSISTENT, OPT_OVERLAP, OPT_LATE_PURE, OPT_COMPUTE_FOR };
     static const struct option longopts[] = {
         {"coll", required_argument, NULL, OPT_COLL},
         {"impl", required_argument, NULL, OPT_IMPL},
@@ -361,6 +483,11 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
         {"late-frac", required_argument, NULL, OPT_LATE_FRAC},
         {"late-us", required_argument, NULL, OPT_LATE_US},
         {"seed", required_argument, NULL, OPT_SEED},
+        {"nonblocking", no_argument, NULL, OPT_NONBLOCKING},
+        {"persistent", no_argument, NULL, OPT_PERSISTENT},
+        {"overlap", no_argument, NULL, OPT_OVERLAP},
+        {"late-pure", required_argument, NULL, OPT_LATE_PURE},
+        {"compute-for", required_argument, NULL, OPT_COMPUTE_FOR},
         {"check", no_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -437,6 +564,35 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
             o->seed = (unsigned long)v;
             break;
         }
+        case OPT_NONBLOCKING:
+        case OPT_PERSISTENT:
+        case OPT_OVERLAP: {
+            enum bench_mode m = c == OPT_NONBLOCKING ? MODE_NONBLOCKING :
+                                c == OPT_PERSISTENT ? MODE_PERSISTENT : MODE_OVERLAP;
+            if (o->mode != MODE_BLOCKING && o->mode != m) {
+                snprintf(err, errlen, "--%s and --%s exclude each other", mode_names[o->mode],
+                         mode_names[m]);
+                return -1;
+            }
+            o->mode = m;
+            break;
+        }
+        case OPT_LATE_PURE:
+            if (parse_double(optarg, 1e4, &o->late_pure) || o->late_pure <= 0) {
+                snprintf(err, errlen, "bad --late-pure '%s' (a number > 0)", optarg);
+                return -1;
+            }
+            break;
+        case OPT_COMPUTE_FOR:
+            if (strcmp(optarg, "mean") == 0)
+                o->compute = COMPUTE_MEAN;
+            else if (strcmp(optarg, "iteration") == 0)
+                o->compute = COMPUTE_ITER;
+            else {
+                snprintf(err, errlen, "bad --compute-for '%s' (mean or iteration)", optarg);
+                return -1;
+            }
+            break;
         case 'm':
             if (parse_range(optarg, o)) {
                 snprintf(err, errlen, "bad -m '%s' (MIN:MAX or N, MIN <= MAX)", optarg);
@@ -470,15 +626,19 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
         snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
         return -1;
     }
-    if ((o->late_frac > 0) != (o->late_us > 0)) {
-        snprintf(err, errlen, "--late-frac and --late-us go together");
+    if (o->late_pure > 0 && o->late_us > 0) {
+        snprintf(err, errlen, "--late-pure and --late-us exclude each other");
         return -1;
     }
-    if (o->calibrate_path && (o->mif > 0 || o->late_us > 0)) {
-        snprintf(err, errlen, "--calibrate takes no skew options");
+    if ((o->late_frac > 0) != (o->late_us > 0 || o->late_pure > 0)) {
+        snprintf(err, errlen, "--late-frac and --late-us (or --late-pure) go together");
         return -1;
     }
-    return 0;
+    if (o->calibrate_path && (o->mif > 0 || o->late_frac > 0 || o->mode != MODE_BLOCKING)) {
+        snprintf(err, errlen, "--calibrate takes no skew or mode options");
+        return -1;
+    }
+    return check_modes(o, err, errlen);
 }
 
 /* ------------------------------------------------------------------ helpers */
@@ -523,12 +683,21 @@ static int next_size(const struct options *o, rcoll_coll_t coll, size_t cur, int
 /* Whether iterations of coll are separated by an untimed barrier. */
 static int skewed_arrival(const struct options *o)
 {
-    return o->mif > 0 || o->late_us > 0;
+    return o->mif > 0 || o->late_us > 0 || o->late_pure > 0;
+}
+
+/* --overlap's compute: per iteration (--compute-for iteration; by default with skew) or each
+ * rank's mean pure time. */
+static int per_iteration_compute(const struct options *o)
+{
+    return o->compute == COMPUTE_ITER || (o->compute == COMPUTE_AUTO && skewed_arrival(o));
 }
 
 static int synced(const struct options *o, rcoll_coll_t coll)
 {
     if (skewed_arrival(o)) /* the seed's benchmark: every iteration starts together */
+        return 1;
+    if (o->mode == MODE_OVERLAP) /* as OSU's nonblocking benchmarks */
         return 1;
     if (!has_data(coll) || o->sync == SYNC_NONE)
         return 0;
@@ -884,6 +1053,161 @@ static rcoll_status_t rcoll_call(struct bench *b, rcoll_coll_t coll, void *s, vo
     }
 }
 
+/* Posts the nonblocking form of native_call's collective into *req. */
+static int native_icall(struct bench *b, rcoll_coll_t coll, void *s, void *r, size_t m, int root,
+                        MPI_Request *req)
+{
+    const struct layout *l = &b->lay;
+    int n = (int)m;
+    MPI_Comm c = b->comm;
+    switch (coll) {
+    case RCOLL_COLL_BARRIER:
+        return PMPI_Ibarrier(c, req);
+    case RCOLL_COLL_ALLGATHER:
+        return PMPI_Iallgather(s, n, MPI_BYTE, r, n, MPI_BYTE, c, req);
+    case RCOLL_COLL_ALLTOALL:
+        return PMPI_Ialltoall(s, n, MPI_BYTE, r, n, MPI_BYTE, c, req);
+    case RCOLL_COLL_BCAST:
+        return PMPI_Ibcast(r, n, MPI_BYTE, root, c, req);
+    case RCOLL_COLL_GATHER:
+        return PMPI_Igather(s, n, MPI_BYTE, r, n, MPI_BYTE, root, c, req);
+    case RCOLL_COLL_SCATTER:
+        return PMPI_Iscatter(s, n, MPI_BYTE, r, n, MPI_BYTE, root, c, req);
+    case RCOLL_COLL_ALLGATHERV:
+        return PMPI_Iallgatherv(s, l->iscounts[0], MPI_BYTE, r, l->ircounts, l->irdispls, MPI_BYTE, c,
+                                req);
+    case RCOLL_COLL_ALLTOALLV:
+        return PMPI_Ialltoallv(s, l->iscounts, l->isdispls, MPI_BYTE, r, l->ircounts, l->irdispls,
+                               MPI_BYTE, c, req);
+    case RCOLL_COLL_GATHERV:
+        return PMPI_Igatherv(s, l->iscounts[0], MPI_BYTE, r, l->ircounts, l->irdispls, MPI_BYTE, root,
+                             c, req);
+    case RCOLL_COLL_SCATTERV:
+        return PMPI_Iscatterv(s, l->iscounts, l->isdispls, MPI_BYTE, r, l->ircounts[0], MPI_BYTE, root,
+                              c, req);
+    default:
+        return MPI_ERR_OTHER;
+    }
+}
+
+/* Whether this MPI has persistent collectives (else --persistent times its blocking call). */
+static int native_persistent(void)
+{
+#ifdef NATIVE_PERSISTENT
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+/* Makes the native persistent request of native_call's collective (with root) in *req. */
+static int native_pinit(struct bench *b, rcoll_coll_t coll, void *s, void *r, size_t m, int root,
+                        MPI_Request *req)
+{
+#ifdef NATIVE_PERSISTENT
+    const struct layout *l = &b->lay;
+    int n = (int)m;
+    MPI_Comm c = b->comm;
+    MPI_Info i = MPI_INFO_NULL;
+    switch (coll) {
+    case RCOLL_COLL_BARRIER:
+        return PINIT(Barrier)(c, i, req);
+    case RCOLL_COLL_ALLGATHER:
+        return PINIT(Allgather)(s, n, MPI_BYTE, r, n, MPI_BYTE, c, i, req);
+    case RCOLL_COLL_ALLTOALL:
+        return PINIT(Alltoall)(s, n, MPI_BYTE, r, n, MPI_BYTE, c, i, req);
+    case RCOLL_COLL_BCAST:
+        return PINIT(Bcast)(r, n, MPI_BYTE, root, c, i, req);
+    case RCOLL_COLL_GATHER:
+        return PINIT(Gather)(s, n, MPI_BYTE, r, n, MPI_BYTE, root, c, i, req);
+    case RCOLL_COLL_SCATTER:
+        return PINIT(Scatter)(s, n, MPI_BYTE, r, n, MPI_BYTE, root, c, i, req);
+    case RCOLL_COLL_ALLGATHERV:
+        return PINIT(Allgatherv)(s, l->iscounts[0], MPI_BYTE, r, l->ircounts, l->irdispls, MPI_BYTE, c,
+                                 i, req);
+    case RCOLL_COLL_ALLTOALLV:
+        return PINIT(Alltoallv)(s, l->iscounts, l->isdispls, MPI_BYTE, r, l->ircounts, l->irdispls,
+                                MPI_BYTE, c, i, req);
+    case RCOLL_COLL_GATHERV:
+        return PINIT(Gatherv)(s, l->iscounts[0], MPI_BYTE, r, l->ircounts, l->irdispls, MPI_BYTE, root,
+                              c, i, req);
+    case RCOLL_COLL_SCATTERV:
+        return PINIT(Scatterv)(s, l->iscounts, l->isdispls, MPI_BYTE, r, l->ircounts[0], MPI_BYTE, root,
+                               c, i, req);
+    default:
+        return MPI_ERR_OTHER;
+    }
+#else
+    (void)b, (void)coll, (void)s, (void)r, (void)m, (void)root;
+    *req = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+#endif
+}
+
+/* Posts rcoll's nonblocking form of rcoll_call's collective into *req. */
+static rcoll_status_t rcoll_icall(struct bench *b, rcoll_coll_t coll, void *s, void *r, size_t m, int root,
+                                  rcoll_request_t **req)
+{
+    const struct layout *l = &b->lay;
+    rcoll_team_t *t = b->team;
+    switch (coll) {
+    case RCOLL_COLL_BARRIER:
+        return rcoll_ibarrier(t, req);
+    case RCOLL_COLL_ALLGATHER:
+        return rcoll_iallgather(t, s, r, m, req);
+    case RCOLL_COLL_ALLTOALL:
+        return rcoll_ialltoall(t, s, r, m, req);
+    case RCOLL_COLL_BCAST:
+        return rcoll_ibcast(t, r, m, root, req);
+    case RCOLL_COLL_GATHER:
+        return rcoll_igather(t, s, r, m, root, req);
+    case RCOLL_COLL_SCATTER:
+        return rcoll_iscatter(t, s, r, m, root, req);
+    case RCOLL_COLL_ALLGATHERV:
+        return rcoll_iallgatherv(t, s, l->scounts[0], r, l->rcounts, l->rdispls, req);
+    case RCOLL_COLL_ALLTOALLV:
+        return rcoll_ialltoallv(t, s, l->scounts, l->sdispls, r, l->rcounts, l->rdispls, req);
+    case RCOLL_COLL_GATHERV:
+        return rcoll_igatherv(t, s, l->scounts[0], r, l->rcounts, l->rdispls, root, req);
+    case RCOLL_COLL_SCATTERV:
+        return rcoll_iscatterv(t, s, l->scounts, l->sdispls, r, l->rcounts[0], root, req);
+    default:
+        return RCOLL_ERR_INVALID;
+    }
+}
+
+/* Makes rcoll's persistent request of rcoll_call's collective (with root) in *req. */
+static rcoll_status_t rcoll_pinit(struct bench *b, rcoll_coll_t coll, void *s, void *r, size_t m, int root,
+                                  rcoll_request_t **req)
+{
+    const struct layout *l = &b->lay;
+    rcoll_team_t *t = b->team;
+    switch (coll) {
+    case RCOLL_COLL_BARRIER:
+        return rcoll_barrier_init(t, req);
+    case RCOLL_COLL_ALLGATHER:
+        return rcoll_allgather_init(t, s, r, m, req);
+    case RCOLL_COLL_ALLTOALL:
+        return rcoll_alltoall_init(t, s, r, m, req);
+    case RCOLL_COLL_BCAST:
+        return rcoll_bcast_init(t, r, m, root, req);
+    case RCOLL_COLL_GATHER:
+        return rcoll_gather_init(t, s, r, m, root, req);
+    case RCOLL_COLL_SCATTER:
+        return rcoll_scatter_init(t, s, r, m, root, req);
+    case RCOLL_COLL_ALLGATHERV:
+        return rcoll_allgatherv_init(t, s, l->scounts[0], r, l->rcounts, l->rdispls, req);
+    case RCOLL_COLL_ALLTOALLV:
+        return rcoll_alltoallv_init(t, s, l->scounts, l->sdispls, r, l->rcounts, l->rdispls, req);
+    case RCOLL_COLL_GATHERV:
+        return rcoll_gatherv_init(t, s, l->scounts[0], r, l->rcounts, l->rdispls, root, req);
+    case RCOLL_COLL_SCATTERV:
+        return rcoll_scatterv_init(t, s, l->scounts, l->sdispls, r, l->rcounts[0], root, req);
+    default:
+        return RCOLL_ERR_INVALID;
+    }
+}
+
 /* ------------------------------------------------------------------ arrival skew */
 
 /* A 64-bit mix (splitmix64's finaliser): the delays are a function of (seed, iteration, rank),
@@ -925,8 +1249,8 @@ static double delay_of(const struct bench *b, const struct options *o, int iter,
     double d = 0;
     if (o->mif > 0)
         d += o->mif * b->msg_us * uniform(o, iter, rank, 1);
-    if (o->late_us > 0 && is_late(b, o, iter, rank))
-        d += o->late_us;
+    if (b->late_us > 0 && is_late(b, o, iter, rank))
+        d += b->late_us;
     return d;
 }
 
@@ -985,12 +1309,85 @@ static double message_time_us(struct bench *b, size_t m)
     return us;
 }
 
-/* Runs one collective call and returns its duration in seconds; an rcoll error is returned in
- * *st (a native error aborts: MPI_ERRORS_ARE_FATAL, or die here). */
+/* One nonblocking or persistent call between its post (or start) and its completion. */
+struct pending {
+    MPI_Request own, *nreq;  /* native: its request (own, or a persistent one of b->nreq) */
+    rcoll_request_t *rreq;   /* rcoll: its request (NULL if the post failed) */
+};
+
+/* Index in b->nreq / b->rreq of the persistent request for root (one per root with rotate). */
+static int persistent_index(const struct bench *b, rcoll_coll_t coll, int root)
+{
+    return is_rooted(coll) && b->npreq > 1 ? root : 0;
+}
+
+/* Posts (nonblocking, overlap) or starts (persistent) im's call. A native error aborts; an
+ * rcoll error is returned in *st. Native without persistent collectives: the blocking call. */
+static void post_call(struct bench *b, rcoll_coll_t coll, const struct impl *im, void *s, void *r,
+                      size_t m, int root, struct pending *p, rcoll_status_t *st)
+{
+    int rc = MPI_SUCCESS, k = persistent_index(b, coll, root);
+    p->own = MPI_REQUEST_NULL;
+    p->nreq = &p->own;
+    p->rreq = NULL;
+    if (im->mode != MODE_PERSISTENT) {
+        if (im->kind == IMPL_NATIVE)
+            rc = native_icall(b, coll, s, r, m, root, &p->own);
+        else if ((*st = rcoll_icall(b, coll, s, r, m, root, &p->rreq)) != RCOLL_OK)
+            p->rreq = NULL; /* a failed post makes no request */
+    } else if (im->kind == IMPL_NATIVE) {
+        if (native_persistent()) {
+            p->nreq = &b->nreq[k];
+            rc = PMPI_Start(p->nreq);
+        } else {
+            rc = native_call(b, coll, s, r, m, root);
+        }
+    } else {
+        p->rreq = b->rreq[k];
+        *st = rcoll_start(p->rreq);
+        if (*st != RCOLL_OK)
+            p->rreq = NULL;
+    }
+    if (rc != MPI_SUCCESS)
+        die(b, "native %s %s bytes=%zu root=%d failed (MPI error %d)", mode_names[im->mode],
+            rcoll_coll_name(coll), m, root, rc);
+}
+
+/* Completes what post_call started: PMPI_Wait, or rcoll_wait then rcoll_request_free (not a
+ * persistent request). With b->keep_algo, the algorithm that ran is kept in b->algo. */
+static void wait_call(struct bench *b, const struct impl *im, struct pending *p, rcoll_status_t *st)
+{
+    if (im->kind == IMPL_NATIVE) {
+        int rc = PMPI_Wait(p->nreq, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            die(b, "native %s wait failed (MPI error %d)", mode_names[im->mode], rc);
+        return;
+    }
+    if (!p->rreq)
+        return;
+    rcoll_status_t w = rcoll_wait(p->rreq);
+    if (*st == RCOLL_OK)
+        *st = w;
+    if (b->keep_algo)
+        snprintf(b->algo, sizeof b->algo, "%s", rcoll_request_algorithm(p->rreq));
+    if (im->mode != MODE_PERSISTENT)
+        rcoll_request_free(p->rreq);
+}
+
+/* Runs one collective call in im's mode (the overlap mode's pure call: post, then wait) and
+ * returns its duration in seconds; an rcoll error is returned in *st (a native error aborts:
+ * MPI_ERRORS_ARE_FATAL, or die here). */
 static double timed_call(struct bench *b, rcoll_coll_t coll, const struct impl *im, void *s, void *r,
                          size_t m, int root, rcoll_status_t *st)
 {
     int rc = MPI_SUCCESS;
+    if (im->mode != MODE_BLOCKING) {
+        struct pending p;
+        double t0 = PMPI_Wtime();
+        post_call(b, coll, im, s, r, m, root, &p, st);
+        wait_call(b, im, &p, st);
+        return PMPI_Wtime() - t0;
+    }
     double t0 = PMPI_Wtime();
     if (im->kind == IMPL_NATIVE)
         rc = native_call(b, coll, s, r, m, root);
@@ -1002,9 +1399,30 @@ static double timed_call(struct bench *b, rcoll_coll_t coll, const struct impl *
     return t1 - t0;
 }
 
-/* One timed iteration (untimed preparation + timed call + untimed check). Returns its time. */
+/* --overlap: post, compute for compute_us, wait. Returns the whole time (seconds) and puts the
+ * post, compute and wait times in part[0..2]. */
+static double overlap_call(struct bench *b, rcoll_coll_t coll, const struct impl *im, void *s, void *r,
+                           size_t m, int root, double compute_us, double part[3], rcoll_status_t *st)
+{
+    struct pending p;
+    double t0 = PMPI_Wtime();
+    post_call(b, coll, im, s, r, m, root, &p, st);
+    double t1 = PMPI_Wtime();
+    compute_for(compute_us);
+    double t2 = PMPI_Wtime();
+    wait_call(b, im, &p, st);
+    double t3 = PMPI_Wtime();
+    part[0] = t1 - t0;
+    part[1] = t2 - t1;
+    part[2] = t3 - t2;
+    return t3 - t0;
+}
+
+/* One timed iteration (untimed preparation + timed call + untimed check). Returns its time.
+ * With part (--overlap), the call is post, compute for compute_us, wait (overlap_call). */
 static double one_iteration(struct bench *b, const struct options *o, rcoll_coll_t coll,
-                            const struct impl *im, size_t m, int iter, long *errs, double *delay)
+                            const struct impl *im, size_t m, int iter, long *errs, double *delay,
+                            double compute_us, double *part)
 {
     const struct layout *l = &b->lay;
     unsigned char *s = b->sendbuf, *r = b->recvbuf;
@@ -1027,7 +1445,8 @@ static double one_iteration(struct bench *b, const struct options *o, rcoll_coll
         }
     }
     rcoll_status_t st = RCOLL_OK;
-    double t = timed_call(b, coll, im, s, r, m, root, &st); /* from this rank's own arrival */
+    double t = part ? overlap_call(b, coll, im, s, r, m, root, compute_us, part, &st)
+                    : timed_call(b, coll, im, s, r, m, root, &st); /* from this rank's own arrival */
     if (st != RCOLL_OK)
         die_rcoll(b, coll, m, root, st);
     if (o->check) {
@@ -1088,9 +1507,35 @@ static void json_head(const struct bench *b, const struct options *o, rcoll_coll
     fprintf(f, ",\"sync\":%s", synced(o, coll) ? "true" : "false");
     if (o->no_reuse)
         fprintf(f, ",\"no_reuse\":true");
+    fprintf(f, ",\"mode\":\"%s\"", mode_names[im->mode]);
+    if (im->mode_set) /* IMPL@MODE: the run's own mode, of the implementations beside it */
+        fprintf(f, ",\"run_mode\":\"%s\"", mode_names[o->mode]);
+    if (im->mode == MODE_PERSISTENT && im->kind == IMPL_NATIVE)
+        fprintf(f, ",\"native_form\":\"%s\"", native_persistent() ? "persistent" : "blocking");
+    if (im->mode != MODE_BLOCKING && im->kind == IMPL_RCOLL && b->team) {
+        fprintf(f, ",\"progress\":");
+        json_string(f, rcoll_team_progress_mode(b->team));
+    }
     if (skewed_arrival(o))
         fprintf(f, ",\"mif\":%g,\"late_frac\":%g,\"late_us\":%g,\"seed\":%lu", o->mif,
-                o->late_frac, o->late_us, o->seed);
+                o->late_frac, b->late_us, o->seed);
+    if (o->late_pure > 0)
+        fprintf(f, ",\"late_pure\":%g", o->late_pure);
+}
+
+/* --overlap's keys (reduce_overlap): OSU's pure, overall (the Avg column), compute and
+ * overlap, with the post and wait times, and under skew the early ranks' wait and the pure
+ * time without skew. */
+static void json_overlap(FILE *f, const struct options *o, const struct result *r)
+{
+    fprintf(f, ",\"compute_for\":\"%s\",\"pure_us\":%.3f,\"overall_us\":%.3f,\"compute_us\":%.3f,"
+            "\"post_us\":%.3f,\"wait_us\":%.3f,\"overlap_pct\":%.2f",
+            per_iteration_compute(o) ? "iteration" : "mean", r->pure_us, r->avg_us, r->compute_us,
+            r->post_us, r->wait_us, r->overlap_pct);
+    if (r->wait_early_us >= 0)
+        fprintf(f, ",\"wait_early_us\":%.3f", r->wait_early_us);
+    if (r->pure_noskew_us >= 0)
+        fprintf(f, ",\"pure_noskew_us\":%.3f", r->pure_noskew_us);
 }
 
 static void write_json(const struct bench *b, const struct options *o, rcoll_coll_t coll,
@@ -1103,6 +1548,8 @@ static void write_json(const struct bench *b, const struct options *o, rcoll_col
     if (skewed_arrival(o))
         fprintf(f, ",\"delay_us\":%.3f,\"msg_us\":%.3f,\"floor_us\":%.3f,\"after_last_us\":%.3f",
                 r->delay_us, r->msg_us, r->floor_max_us, r->after_last_us);
+    if (im->mode == MODE_OVERLAP)
+        json_overlap(f, o, r);
     fprintf(f, ",\"iters\":%d}\n", r->iters);
     fflush(f);
 }
@@ -1133,18 +1580,43 @@ static void describe_variant(const struct options *o, rcoll_coll_t coll, char *b
     }
 }
 
+/* The mode words of a table's title (nothing for the blocking mode): mode=..., for native
+ * MPI's persistent form what it is, for rcoll how its requests progressed (known once the team
+ * has made one: the tables are printed after the measurements). */
+static void describe_mode(const struct bench *b, const struct impl *im, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (im->mode == MODE_BLOCKING)
+        return;
+    size_t n = (size_t)snprintf(buf, len, " mode=%s", mode_names[im->mode]);
+    if (im->kind == IMPL_RCOLL && b->team && n < len)
+        snprintf(buf + n, len - n, " progress=%s", rcoll_team_progress_mode(b->team));
+    if (im->mode == MODE_PERSISTENT && im->kind == IMPL_NATIVE && n < len)
+#ifdef NATIVE_PERSISTENT
+        snprintf(buf + n, len - n, " native_form=persistent(%s)", NATIVE_PERSISTENT);
+#else
+        snprintf(buf + n, len - n, " native_form=blocking(this MPI has no persistent collectives)");
+#endif
+}
+
 static void print_header(const struct bench *b, const struct options *o, rcoll_coll_t coll,
                          const struct impl *im, const char *algo)
 {
-    char variant[64];
+    char variant[64], mode[96];
     describe_variant(o, coll, variant, sizeof variant);
-    printf("\n# rcoll-bench %s impl=%s algo=%s np=%d ppn=%d%s\n", rcoll_coll_name(coll), im->label,
-           algo, b->size, b->ppn, variant);
+    describe_mode(b, im, mode, sizeof mode);
+    printf("\n# rcoll-bench %s impl=%s algo=%s np=%d ppn=%d%s%s\n", rcoll_coll_name(coll), im->label,
+           algo, b->size, b->ppn, variant, mode);
+    printf("# Size  Avg Latency(us)  Min Latency(us)  Max Latency(us)  Iterations");
     if (skewed_arrival(o))
-        printf("# Size  Avg Latency(us)  Min Latency(us)  Max Latency(us)  Iterations  "
-               "IterMax(us)  Delay(us)  Floor(us)  AfterLast(us)\n");
-    else
-        printf("# Size  Avg Latency(us)  Min Latency(us)  Max Latency(us)  Iterations\n");
+        printf("  IterMax(us)  Delay(us)  Floor(us)  AfterLast(us)");
+    if (im->mode == MODE_OVERLAP)
+        printf("  Pure(us)  Compute(us)  Wait(us)  Overlap(%%)");
+    if (im->mode == MODE_OVERLAP && o->late_frac > 0)
+        printf("  WaitEarly(us)");
+    if (im->mode == MODE_OVERLAP && skewed_arrival(o))
+        printf("  PureNoSkew(us)");
+    printf("\n");
 }
 
 /* Prints one impl's rows; a new header starts whenever the resolved algorithm changes. */
@@ -1163,6 +1635,13 @@ static void print_block(const struct bench *b, const struct options *o, rcoll_co
         if (skewed_arrival(o))
             printf("%13.2f%11.2f%11.2f%15.2f", r->iter_max_us, r->delay_us, r->floor_max_us,
                    r->after_last_us);
+        if (im->mode == MODE_OVERLAP)
+            printf("%10.2f%13.2f%10.2f%12.1f", r->pure_us, r->compute_us, r->wait_us,
+                   r->overlap_pct);
+        if (im->mode == MODE_OVERLAP && o->late_frac > 0)
+            printf("%15.2f", r->wait_early_us);
+        if (im->mode == MODE_OVERLAP && skewed_arrival(o))
+            printf("%16.2f", r->pure_noskew_us);
         printf("\n");
     }
     fflush(stdout);
@@ -1206,9 +1685,12 @@ static void unforce_algorithm(struct bench *b, rcoll_coll_t coll, const struct i
 
 /* A fresh team after an rcoll error, so that nothing of the failed call (sequence numbers,
  * forced algorithm) carries over to the next measurements. Every rank calls it. */
+static void persistent_free(struct bench *b);
+
 static void recreate_team(struct bench *b)
 {
     PMPI_Barrier(b->comm);
+    persistent_free(b); /* its requests belong to the team */
     rcoll_team_destroy(b->team);
     b->team = NULL;
     rcoll_oob_t oob;
@@ -1268,20 +1750,89 @@ static void report_failure(struct bench *b, const struct options *o, rcoll_coll_
     free(all);
 }
 
+/* The algorithm that ran im's last call: "native"; rcoll's of the team's last blocking call,
+ * or of the last request kept by wait_call (b->algo). */
+static const char *ran_algo(const struct bench *b, const struct impl *im)
+{
+    if (im->kind == IMPL_NATIVE)
+        return "native";
+    if (im->mode != MODE_BLOCKING && b->algo[0])
+        return b->algo;
+    return rcoll_team_last_algorithm(b->team);
+}
+
+/* --persistent: frees the requests persistent_init made (inactive ones). */
+static void persistent_free(struct bench *b)
+{
+    for (int k = 0; k < b->npreq; k++) {
+        if (b->nreq[k] != MPI_REQUEST_NULL)
+            PMPI_Request_free(&b->nreq[k]);
+        if (b->rreq[k])
+            rcoll_request_free(b->rreq[k]);
+        b->nreq[k] = MPI_REQUEST_NULL;
+        b->rreq[k] = NULL;
+    }
+    b->npreq = 0;
+}
+
+/* --persistent: makes im's requests for (coll, size m) on the reused buffers, outside the
+ * timing: one per root with --root rotate (request k has root k), else one. Returns 0, or -1
+ * after a failure agreed by every rank and reported as a failed check (team recreated). */
+static int persistent_init(struct bench *b, const struct options *o, rcoll_coll_t coll,
+                           struct impl *im, size_t m)
+{
+    int n = is_rooted(coll) && o->root == ROOT_ROTATE ? b->size : 1;
+    rcoll_status_t st = RCOLL_OK;
+    for (int k = 0; k < n; k++) {
+        int root = is_rooted(coll) ? (o->root == ROOT_ROTATE ? k : o->root) : 0;
+        b->nreq[k] = MPI_REQUEST_NULL;
+        b->rreq[k] = NULL;
+        b->npreq = k + 1;
+        if (im->kind == IMPL_NATIVE) {
+            int rc = native_pinit(b, coll, b->sendbuf, b->recvbuf, m, root, &b->nreq[k]);
+            if (rc != MPI_SUCCESS)
+                die(b, "native persistent %s bytes=%zu root=%d: init failed (MPI error %d)",
+                    rcoll_coll_name(coll), m, root, rc);
+        } else if (st == RCOLL_OK) {
+            st = rcoll_pinit(b, coll, b->sendbuf, b->recvbuf, m, root, &b->rreq[k]);
+        }
+    }
+    char msg[MSG_LEN] = "";
+    if (st != RCOLL_OK) {
+        const char *detail = rcoll_team_last_error(b->team);
+        snprintf(msg, sizeof msg, "rcoll_%s_init: %s%s%s", rcoll_coll_name(coll), rcoll_strerror(st),
+                 detail[0] ? ": " : "", detail);
+    }
+    int bad = msg[0] != '\0', nbad = 0;
+    PMPI_Allreduce(&bad, &nbad, 1, MPI_INT, MPI_SUM, b->comm);
+    if (!nbad)
+        return 0;
+    report_failure(b, o, coll, im, m, is_rooted(coll) && o->root >= 0 ? o->root : 0, msg,
+                   rcoll_team_last_algorithm(b->team));
+    recreate_team(b); /* frees the requests made */
+    return -1;
+}
+
 /* Untimed check of one (coll, impl, size) before timing it: one call (one per root with --root
- * rotate), its data verified, the outcome agreed by every rank. Returns 0 if it passed; else
- * the failure is reported and, for rcoll, the team recreated. */
+ * rotate; a persistent request is started twice, with other data the second time, as a
+ * restart that moved nothing or the data of its first start would go unseen), its data
+ * verified, the outcome agreed by every rank. Returns 0 if it passed; else the failure is
+ * reported and, for rcoll, the team recreated. */
 static int check_block(struct bench *b, const struct options *o, rcoll_coll_t coll, struct impl *im,
                        size_t m)
 {
     int nroots = is_rooted(coll) && o->root == ROOT_ROTATE ? b->size : 1;
-    for (int k = 0; k < nroots; k++) {
-        int root = is_rooted(coll) ? (o->root == ROOT_ROTATE ? k : o->root) : 0;
+    int ncalls = nroots * (im->mode == MODE_PERSISTENT ? 2 : 1);
+    for (int k = 0; k < ncalls; k++) {
+        int root = is_rooted(coll) ? (o->root == ROOT_ROTATE ? k % nroots : o->root) : 0;
         int iter = INT_MAX - k;
         unsigned char *s = b->sendbuf, *r = b->recvbuf;
         fill_call(b, coll, root, iter, s, r);
         rcoll_status_t st = RCOLL_OK;
+        b->keep_algo = 1;
+        b->algo[0] = '\0';
         timed_call(b, coll, im, s, r, m, root, &st);
+        b->keep_algo = 0;
         char msg[MSG_LEN] = "";
         if (st != RCOLL_OK) {
             const char *detail = rcoll_team_last_error(b->team);
@@ -1295,8 +1846,7 @@ static int check_block(struct bench *b, const struct options *o, rcoll_coll_t co
         if (!nbad)
             continue;
         char algo[ALGO_LEN];
-        snprintf(algo, sizeof algo, "%s",
-                 im->kind == IMPL_NATIVE ? "native" : rcoll_team_last_algorithm(b->team));
+        snprintf(algo, sizeof algo, "%s", ran_algo(b, im));
         report_failure(b, o, coll, im, m, root, msg, algo);
         if (im->kind == IMPL_RCOLL)
             recreate_team(b);
@@ -1374,6 +1924,114 @@ static void reduce_delays(struct bench *b, const struct options *o, rcoll_coll_t
     res->floor_max_us = mx;
 }
 
+/* Runs warm then iters iterations (pattern and delay indices 0.., the timed ones warm..), an
+ * untimed barrier after each where synced; the timed ones' times go to b->times, their delays
+ * and arrivals to b->delays. With compute (--overlap), each is post, compute for compute[i]
+ * microseconds (the warmup: compute[i % iters]), wait, its parts in b->posts, b->computes and
+ * b->waits; without, the call (the pure time in --overlap). Returns the data errors seen. */
+static long run_iterations(struct bench *b, const struct options *o, rcoll_coll_t coll,
+                           const struct impl *im, size_t m, int warm, int iters, const double *compute)
+{
+    long errs = 0;
+    double part[3];
+    int sync = synced(o, coll);
+    PMPI_Barrier(b->comm);
+    for (int i = 0; i < warm; i++) {
+        one_iteration(b, o, coll, im, m, i, &errs, NULL, compute ? compute[i % iters] : 0,
+                      compute ? part : NULL);
+        if (sync)
+            PMPI_Barrier(b->comm);
+    }
+    for (int i = 0; i < iters; i++) {
+        b->keep_algo = i == iters - 1;
+        b->times[i] = one_iteration(b, o, coll, im, m, warm + i, &errs, &b->delays[2 * i],
+                                    compute ? compute[i] : 0, compute ? part : NULL);
+        b->keep_algo = 0;
+        if (compute) {
+            b->posts[i] = part[0];
+            b->computes[i] = part[1];
+            b->waits[i] = part[2];
+        }
+        if (sync)
+            PMPI_Barrier(b->comm);
+    }
+    return errs;
+}
+
+static double mean_of(const double *v, int n)
+{
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += v[i];
+    return sum / n;
+}
+
+/* The mean over ranks of each rank's mean of v (seconds), in microseconds, on every rank. */
+static double rank_mean_us(struct bench *b, const double *v, int n)
+{
+    double mine = mean_of(v, n) * 1e6, tot = 0;
+    PMPI_Allreduce(&mine, &tot, 1, MPI_DOUBLE, MPI_SUM, b->comm);
+    return tot / b->size;
+}
+
+/* --overlap, on rank 0 (after reduce_times): OSU's means over ranks of the pure time (pure_us
+ * per rank), of compute and of post; the largest over ranks of the mean wait and, with late
+ * ranks, of the mean wait over the iterations where the rank was not late (-1: none); the
+ * overlap max(0, 100 (1 - (overall - compute) / pure)), overall the Avg column. */
+static void reduce_overlap(struct bench *b, const struct options *o, int warm, int iters,
+                           double pure_us, struct result *res)
+{
+    double early = 0;
+    int nearly = 0;
+    for (int i = 0; i < iters; i++)
+        if (o->late_frac > 0 && !is_late(b, o, warm + i, b->rank)) {
+            early += b->waits[i];
+            nearly++;
+        }
+    double sums[3] = {pure_us, mean_of(b->computes, iters) * 1e6, mean_of(b->posts, iters) * 1e6};
+    double maxs[2] = {mean_of(b->waits, iters) * 1e6, nearly ? early / nearly * 1e6 : -1};
+    double tot[3], mx[2];
+    PMPI_Reduce(sums, tot, 3, MPI_DOUBLE, MPI_SUM, 0, b->comm);
+    PMPI_Reduce(maxs, mx, 2, MPI_DOUBLE, MPI_MAX, 0, b->comm);
+    if (b->rank != 0)
+        return;
+    res->pure_us = tot[0] / b->size;
+    res->compute_us = tot[1] / b->size;
+    res->post_us = tot[2] / b->size;
+    res->wait_us = mx[0];
+    res->wait_early_us = mx[1];
+    double ov = res->pure_us > 0 ? 100.0 * (1.0 - (res->avg_us - res->compute_us) / res->pure_us) : 0;
+    res->overlap_pct = ov > 0 ? ov : 0;
+}
+
+/* --overlap's timed part, as OSU's osu_iallgather: with skew, first the pure time (post, then
+ * wait at once) without it (PureNoSkew; --late-pure's unit), then the pure time of every rank
+ * under the skew, then the iterations of post, compute, wait with the same seeded delays. Each
+ * rank computes its mean pure time, or (per_iteration_compute) its own pure time of the same
+ * iteration. Returns the data errors seen; this rank's mean pure time in *pure_us. */
+static long overlap_phases(struct bench *b, const struct options *o, rcoll_coll_t coll,
+                           const struct impl *im, size_t m, int warm, int iters, struct result *res,
+                           double *pure_us)
+{
+    long errs = 0;
+    res->pure_noskew_us = -1;
+    if (skewed_arrival(o)) {
+        struct options plain = *o;
+        plain.mif = plain.late_frac = plain.late_us = plain.late_pure = 0;
+        errs += run_iterations(b, &plain, coll, im, m, warm, iters, NULL);
+        res->pure_noskew_us = rank_mean_us(b, b->times, iters);
+        if (o->late_pure > 0)
+            b->late_us = o->late_pure * res->pure_noskew_us;
+    }
+    errs += run_iterations(b, o, coll, im, m, warm, iters, NULL);
+    double mine = mean_of(b->times, iters) * 1e6;
+    for (int i = 0; i < iters; i++)
+        b->pure[i] = per_iteration_compute(o) ? b->times[i] * 1e6 : mine;
+    errs += run_iterations(b, o, coll, im, m, warm, iters, b->pure);
+    *pure_us = mine;
+    return errs;
+}
+
 /* Measures one (coll, impl, size) block. Returns 0 with *res filled on rank 0, -1 if skipped
  * or failed (im->failed set). */
 static int measure(struct bench *b, const struct options *o, rcoll_coll_t coll, struct impl *im,
@@ -1381,32 +2039,33 @@ static int measure(struct bench *b, const struct options *o, rcoll_coll_t coll, 
 {
     if (force_algorithm(b, coll, im))
         return -1;
+    if (im->mode == MODE_PERSISTENT && persistent_init(b, o, coll, im, m)) {
+        im->failed = 1;
+        return -1;
+    }
+    b->algo[0] = '\0';
+    b->late_us = o->late_us;
     if (check_block(b, o, coll, im, m)) { /* reported; an rcoll team was recreated (unforced) */
+        persistent_free(b);
         im->failed = 1;
         return -1;
     }
     int warm = warmup_iters(o, m), iters = timed_iters(o, m);
-    long errs = 0;
-    PMPI_Barrier(b->comm);
-    int sync = synced(o, coll);
-    for (int i = 0; i < warm; i++) {
-        one_iteration(b, o, coll, im, m, i, &errs, NULL);
-        if (sync)
-            PMPI_Barrier(b->comm);
-    }
-    for (int i = 0; i < iters; i++) {
-        b->times[i] = one_iteration(b, o, coll, im, m, warm + i, &errs, &b->delays[2 * i]);
-        if (sync)
-            PMPI_Barrier(b->comm);
-    }
+    double pure_us = 0;
     memset(res, 0, sizeof *res);
+    long errs = im->mode == MODE_OVERLAP
+                    ? overlap_phases(b, o, coll, im, m, warm, iters, res, &pure_us)
+                    : run_iterations(b, o, coll, im, m, warm, iters, NULL);
     res->bytes = m;
-    snprintf(res->algo, sizeof res->algo, "%s",
-             im->kind == IMPL_NATIVE ? "native" : rcoll_team_last_algorithm(b->team));
+    snprintf(res->algo, sizeof res->algo, "%s", ran_algo(b, im));
+    if (im->mode == MODE_PERSISTENT)
+        persistent_free(b);
     unforce_algorithm(b, coll, im);
     if (skewed_arrival(o)) /* before reduce_times, whose maxtimes it borrows */
         reduce_delays(b, o, coll, warm, iters, res);
     reduce_times(b, iters, res);
+    if (im->mode == MODE_OVERLAP)
+        reduce_overlap(b, o, warm, iters, pure_us, res);
     res->msg_us = b->msg_us;
     if (errs)
         fprintf(stderr, "rcoll-bench rank %d: %ld data errors in %s impl=%s bytes=%zu\n", b->rank,
@@ -1487,6 +2146,13 @@ static void setup(struct bench *b, const struct options *o)
     b->delays = xmalloc(b, 2 * sizeof(double) * (size_t)n);
     b->arrivals = xmalloc(b, sizeof(double) * (size_t)n * (size_t)b->size);
     memset(b->delays, 0, 2 * sizeof(double) * (size_t)n);
+    b->posts = xmalloc(b, sizeof(double) * (size_t)n);
+    b->computes = xmalloc(b, sizeof(double) * (size_t)n);
+    b->waits = xmalloc(b, sizeof(double) * (size_t)n);
+    b->pure = xmalloc(b, sizeof(double) * (size_t)n);
+    b->nreq = xmalloc(b, sizeof(MPI_Request) * (size_t)b->size);
+    b->rreq = xmalloc(b, sizeof(rcoll_request_t *) * (size_t)b->size);
+    b->late_us = o->late_us;
     if (b->rank == 0 && o->json_path) {
         b->json = fopen(o->json_path, "a");
         if (!b->json)
@@ -1520,6 +2186,12 @@ static void teardown(struct bench *b)
     free(b->delays);
     free(b->arrivals);
     free(b->maxtimes);
+    free(b->posts);
+    free(b->computes);
+    free(b->waits);
+    free(b->pure);
+    free(b->nreq);
+    free(b->rreq);
 }
 
 static void print_preamble(const struct bench *b, const struct options *o)
@@ -1539,8 +2211,14 @@ static void print_preamble(const struct bench *b, const struct options *o)
         printf(" mif=%g", o->mif);
     if (o->late_us > 0)
         printf(" late-frac=%g late-us=%g", o->late_frac, o->late_us);
+    if (o->late_pure > 0)
+        printf(" late-frac=%g late-pure=%g", o->late_frac, o->late_pure);
     if (skewed_arrival(o))
         printf(" seed=%lu", o->seed);
+    if (o->mode != MODE_BLOCKING)
+        printf(" mode=%s", mode_names[o->mode]);
+    if (o->mode == MODE_OVERLAP)
+        printf(" compute-for=%s", per_iteration_compute(o) ? "iteration" : "mean");
     printf(" impls=");
     for (int k = 0; k < o->nimpls; k++)
         printf("%s%s", k ? "," : "", o->impls[k].label);

@@ -142,7 +142,7 @@ static rcoll_status_t read_choices(rcoll_config_t *cfg, char *err, size_t err_le
     if (st == RCOLL_OK && (st = read_choice("RCOLL_PROGRESS", progress, 2, "caller or thread", &c, err,
                                             err_len)) == RCOLL_OK && c >= 0)
         cfg->progress_thread = c;
-    if (st == RCOLL_OK && (st = read_choice("RCOLL_NB_ALGO", nb_algos, 2, "pairs or binomial_forward", &c,
+    if (st == RCOLL_OK && (st = read_choice("RCOLL_NB_ALLGATHER", nb_algos, 2, "pairs or binomial_forward", &c,
                                             err, err_len)) == RCOLL_OK && c >= 0)
         cfg->nb_algo = c;
     return st;
@@ -565,7 +565,7 @@ rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_
     cfg->cma = RCOLL_CMA_AUTO;
     cfg->ucx_put = RCOLL_UCX_PUT_AUTO;
     cfg->nb_slots = 8;          /* docs/tuning.md, "Nonblocking collectives" */
-    cfg->nb_inline = 16 * 1024;
+    cfg->nb_inline = 260 * 1024;
     cfg->cores = online_cores();
     cfg->spin_iters = cfg->yield_iters = -1;
     err[0] = '\0';

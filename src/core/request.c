@@ -124,7 +124,9 @@ void rcoll_nb_progress_board(struct rcoll_team *t)
     rcoll_nb_team_t *nb = t->nb;
     if (!b || !nb->head)
         return;
-    bool any = false;
+    bool any = false, mark = !nb->present; /* a rank inside rcoll moves its own blocks */
+    if (mark)
+        rcoll_board_present(b, true);
     for (struct rcoll_request *r = nb->head; r; r = r->next) {
         if (r->complete)
             continue;
@@ -137,6 +139,8 @@ void rcoll_nb_progress_board(struct rcoll_team *t)
             any = true;
         }
     }
+    if (mark)
+        rcoll_board_present(b, false);
     if (any)
         list_prune(nb);
 }
@@ -176,6 +180,20 @@ static rcoll_status_t board_failed(struct rcoll_request *r, rcoll_status_t st)
     return st;
 }
 
+struct board_look {
+    struct rcoll_team *t;
+    bool (*done)(void *arg);
+    void *arg;
+};
+
+/* One look: progress every started request, then ask. */
+static bool board_look(void *arg)
+{
+    struct board_look *l = arg;
+    rcoll_nb_progress_board(l->t);
+    return l->done(l->arg);
+}
+
 /* Waits on my bell until done(arg) holds, progressing every started request meanwhile. */
 static rcoll_status_t board_wait(struct rcoll_team *t, bool (*done)(void *arg), void *arg,
                                  struct rcoll_request *blame)
@@ -184,17 +202,23 @@ static rcoll_status_t board_wait(struct rcoll_team *t, bool (*done)(void *arg), 
     rcoll_line_t *bell = rcoll_board_bell(b);
     rcoll_waiter_t w;
     rcoll_waiter_start(&w, &t->wait);
-    for (;;) {
-        uint64_t rung = atomic_load_explicit(&bell->value, memory_order_acquire);
-        rcoll_nb_progress_board(t);
-        if (done(arg))
-            return RCOLL_OK;
-        rcoll_status_t st = rcoll_waiter_pause(&w, bell, rung + 1);
+    struct board_look look = {t, done, arg};
+    rcoll_status_t st = RCOLL_OK;
+    rcoll_board_present(b, true);
+    t->nb->present = true;
+    while (!board_look(&look)) {
+        st = rcoll_waiter_is_sleeping(&w) ? rcoll_waiter_sleep_unless(&w, bell, board_look, &look)
+                                          : rcoll_waiter_pause(&w, NULL, 0);
         if (st == RCOLL_OK && rcoll_waiter_is_sleeping(&w) && blame && dead_peer(blame) >= 0)
             st = RCOLL_ERR_PEER_DEAD;
         if (st != RCOLL_OK)
-            return blame ? board_failed(blame, st) : st;
+            break;
     }
+    t->nb->present = false;
+    rcoll_board_present(b, false);
+    if (st != RCOLL_OK && blame)
+        return board_failed(blame, st);
+    return st;
 }
 
 struct slot_wait {
@@ -279,7 +303,10 @@ static void queue_run_caller(struct rcoll_team *t, struct rcoll_request *upto)
     rcoll_nb_team_t *nb = t->nb;
     while (nb->head) {
         struct rcoll_request *r = nb->head;
-        finish(r, queue_run(r));
+        nb->inside = true;
+        rcoll_status_t st = queue_run(r);
+        nb->inside = false;
+        finish(r, st);
         list_prune(nb);
         if (r == upto)
             break;
@@ -340,6 +367,10 @@ rcoll_status_t rcoll_requests_drain(struct rcoll_team *t)
 {
     rcoll_nb_team_t *nb = t->nb;
     if (!nb || !nb->head)
+        return RCOLL_OK;
+    /* A queued call's own blocking calls on the team (a composed algorithm building its
+     * sub-teams over it) run inside it: there is nothing before them to wait for. */
+    if (nb->inside || (nb->thread_started && pthread_equal(pthread_self(), nb->thread)))
         return RCOLL_OK;
     if (nb->mode == RCOLL_NB_PEERS) { /* ordered by their numbers: only help them along */
         rcoll_nb_progress_board(t);

@@ -44,6 +44,8 @@ struct rcoll_request {
 typedef struct rcoll_nb_team {
     rcoll_nb_mode_t mode;
     uint64_t seq;                      /* board: the last number taken */
+    bool present;                      /* board: this rank is waiting (marked present) */
+    bool inside;                       /* caller: a queued call is running */
     struct rcoll_request *head, *tail; /* started, not yet complete, in start order */
     /* The queue's progress thread (RCOLL_PROGRESS=thread). */
     pthread_t thread;

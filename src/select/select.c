@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "coll/colls.h"
+#include "coll/nb/nb.h"
 #include "core/team.h"
 #include "select/model.h"
 
@@ -540,6 +541,13 @@ void rcoll_list_algorithms(char *buf, size_t len)
                                          "bytes%s\n", a->name, a->summary, named);
         }
     }
+    /* The nonblocking engine's algorithms on the board (docs/nonblocking.md). */
+    const rcoll_nb_algo_t *nb[] = {&rcoll_nb_pairs, &rcoll_nb_binomial_forward};
+    if (used < len)
+        used += (size_t)snprintf(buf + used, len - used, "nonblocking:\n");
+    for (size_t i = 0; i < sizeof nb / sizeof nb[0] && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "  %-20s %s; %s\n", nb[i]->name, nb[i]->summary,
+                                 i ? "allgather, where RCOLL_NB_ALLGATHER names it" : "every collective (default)");
 }
 
 /* ---- consistency of the tables (unit test) ---- */

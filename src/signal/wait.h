@@ -22,8 +22,11 @@ typedef struct {
 /* Raise a line's value so that everything written before is visible first (release), and
  * wake a sleeper if there is one. */
 void rcoll_line_post(rcoll_line_t *line, uint64_t value);
-/* Add one to a line's value (a bell: "look again") and wake its sleepers. */
+/* A bell: a line whose value only counts "look again". Ringing costs a write only when its
+ * owner sleeps (rcoll_waiter_sleep_unless registers first and looks again; a wake lost to a
+ * write still in flight costs the sleeper the rest of its slice, as with rcoll_line_post). */
 void rcoll_line_bump(rcoll_line_t *line);
+void rcoll_line_ring(rcoll_line_t *line);
 static inline bool rcoll_line_reached(rcoll_line_t *line, uint64_t target)
 {
     return atomic_load_explicit(&line->value, memory_order_acquire) >= target;
@@ -61,6 +64,12 @@ rcoll_status_t rcoll_waiter_pause(rcoll_waiter_t *w, rcoll_line_t *line, uint64_
  * for events): when ranks outnumber cores, or once the wait has reached its blocking phase,
  * sleep in poll() on fd for up to one slice; otherwise as rcoll_waiter_pause without a line. */
 rcoll_status_t rcoll_waiter_pause_fd(rcoll_waiter_t *w, int fd);
+/* The sleeping phase of a wait on a bell: registers as a sleeper of `bell`, then asks
+ * ready(arg) once more, and sleeps one slice on the bell unless it is ready (a ringer that
+ * changed what ready() reads before it saw the registration is seen by that look; one after
+ * it rings). Returns the timeout as rcoll_waiter_pause. */
+rcoll_status_t rcoll_waiter_sleep_unless(rcoll_waiter_t *w, rcoll_line_t *bell, bool (*ready)(void *arg),
+                                         void *arg);
 /* Ranks outnumber cores, yet none of those sharing mine needs it now (the caller knows): poll
  * again without giving the core away, so a core-mate that is only waiting too is not switched
  * in for nothing. False, doing nothing, once the policy's budget for this wait is spent. */

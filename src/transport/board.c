@@ -1,6 +1,6 @@
 /* The board of the nonblocking engine (board.h): layout, slots, pair words and the CMA copies.
  *
- * Region: bell[P] lines; then slot[P][K] (a head line whose value is the collective the slot
+ * Region: per rank a bell line and a presence line; then slot[P][K] (a head line whose value is the collective the slot
  * holds, P descriptors, the inline area); then pair[K][P][P] {claim, done} words. A done word
  * holds (seq << 1) | mismatch, mismatch telling that the two ends posted lengths that differ.
  * All pair words of a slot reused K collectives later hold smaller numbers, which every test
@@ -27,7 +27,7 @@ struct rcoll_board {
     unsigned slots;
     size_t inline_bytes;
     size_t slot_bytes, desc_off, inline_off;
-    size_t off_slots, off_pairs;
+    size_t off_slots, off_pairs, row_bytes;
     int rank, size;
 };
 
@@ -41,13 +41,23 @@ static size_t slot_bytes_of(int size, size_t inline_bytes)
     return sizeof(rcoll_line_t) + align64((size_t)size * sizeof(rcoll_board_desc_t)) + align64(inline_bytes);
 }
 
+/* The inline area of a slot: as configured, but all of them together at most
+ * BOARD_INLINE_TOTAL (the same on every rank: it depends on the team size only). */
+#define BOARD_INLINE_TOTAL (64u << 20)
+static size_t inline_of(int size, unsigned slots, size_t inline_bytes)
+{
+    size_t cap = BOARD_INLINE_TOTAL / ((size_t)slots * (size_t)size);
+    return align64(inline_bytes < cap ? inline_bytes : cap);
+}
+
 size_t rcoll_board_bytes(int size, unsigned slots, size_t inline_bytes)
 {
     if (size < 2 || size > BOARD_MAX_RANKS || slots == 0)
         return 0;
+    inline_bytes = inline_of(size, slots, inline_bytes);
     size_t n = (size_t)size;
-    return n * sizeof(rcoll_line_t) + n * slots * slot_bytes_of(size, inline_bytes) +
-           align64((size_t)slots * n * n * sizeof(pair_t));
+    return 2 * n * sizeof(rcoll_line_t) + n * slots * slot_bytes_of(size, inline_bytes) +
+           (size_t)slots * n * align64(n * sizeof(pair_t));
 }
 
 rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned slots, size_t inline_bytes)
@@ -57,6 +67,7 @@ rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned sl
     rcoll_board_t *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
+    inline_bytes = inline_of(v->size, slots, inline_bytes);
     b->v = v;
     b->base = base;
     b->slots = slots;
@@ -66,8 +77,9 @@ rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned sl
     b->desc_off = sizeof(rcoll_line_t);
     b->inline_off = b->desc_off + align64((size_t)v->size * sizeof(rcoll_board_desc_t));
     b->slot_bytes = slot_bytes_of(v->size, inline_bytes);
-    b->off_slots = (size_t)v->size * sizeof(rcoll_line_t);
+    b->off_slots = 2 * (size_t)v->size * sizeof(rcoll_line_t);
     b->off_pairs = b->off_slots + (size_t)v->size * slots * b->slot_bytes;
+    b->row_bytes = align64((size_t)v->size * sizeof(pair_t));
     return b;
 }
 
@@ -91,20 +103,45 @@ static rcoll_line_t *head_of(rcoll_board_t *b, int rank, uint64_t seq)
     return (rcoll_line_t *)(void *)slot_of(b, rank, seq);
 }
 
+/* One row per (slot, destination), a cache line apart: the pairs into a rank, which it claims
+ * and marks itself most of the time, share no line with the pairs into another. */
 static pair_t *pair_of(rcoll_board_t *b, int src, int dst, uint64_t seq)
 {
     size_t k = (size_t)(seq % b->slots), n = (size_t)b->size;
-    return (pair_t *)(void *)(b->base + b->off_pairs) + (k * n + (size_t)src) * n + (size_t)dst;
+    unsigned char *row = b->base + b->off_pairs + (k * n + (size_t)dst) * b->row_bytes;
+    return (pair_t *)(void *)row + src;
+}
+
+/* Per rank two lines: its bell, then its presence word (written often, so apart from the
+ * bell, whose sleeper count every ring reads). */
+static rcoll_line_t *bell_of(rcoll_board_t *b, int rank)
+{
+    return (rcoll_line_t *)(void *)b->base + 2 * rank;
 }
 
 rcoll_line_t *rcoll_board_bell(rcoll_board_t *b)
 {
-    return (rcoll_line_t *)(void *)b->base + b->rank;
+    return bell_of(b, b->rank);
 }
 
 void rcoll_board_ring(rcoll_board_t *b, int rank)
 {
-    rcoll_line_bump((rcoll_line_t *)(void *)b->base + rank);
+    rcoll_line_ring(bell_of(b, rank));
+}
+
+static _Atomic uint32_t *presence(rcoll_board_t *b, int rank)
+{
+    return (_Atomic uint32_t *)(void *)(bell_of(b, rank) + 1);
+}
+
+void rcoll_board_present(rcoll_board_t *b, bool present)
+{
+    atomic_store_explicit(presence(b, b->rank), present, memory_order_relaxed);
+}
+
+bool rcoll_board_is_present(rcoll_board_t *b, int rank)
+{
+    return atomic_load_explicit(presence(b, rank), memory_order_relaxed) != 0;
 }
 
 bool rcoll_board_is_done(rcoll_board_t *b, int src, int dst, uint64_t seq)

@@ -81,6 +81,10 @@ const void *rcoll_board_local(rcoll_board_t *b, uint64_t seq, uint64_t addr);
 /* My bell: read its value before looking, then wait on (line, value + 1). */
 rcoll_line_t *rcoll_board_bell(rcoll_board_t *b);
 void rcoll_board_ring(rcoll_board_t *b, int rank);
+/* Whether a rank is waiting inside rcoll on this board now (it moves its own blocks then: a
+ * peer leaves them to it, so that present ranks copy in parallel). */
+void rcoll_board_present(rcoll_board_t *b, bool present);
+bool rcoll_board_is_present(rcoll_board_t *b, int rank);
 /* Rank r's process has ended (for waits that must not outlive a dead peer). */
 bool rcoll_board_gone(rcoll_board_t *b, int rank);
 

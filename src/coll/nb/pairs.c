@@ -6,11 +6,14 @@
  * At start a rank posts both on the board; data it sends of at most RCOLL_NB_INLINE bytes in
  * all is copied into its slot's inline area first (then its buffers are free at once). A pair
  * is moved by the first rank that finds both ends posted and claims it:
- *   - an inline block by its receiver (a copy out of shared memory; the sender itself writes it
- *     by CMA only when it needs the slot back: rcoll_nb_rescue);
+ *   - an inline block by its receiver (a copy out of shared memory), or, from 4 KB, by the
+ *     sender (CMA) when the receiver is not inside rcoll; the sender also writes it when it
+ *     needs the slot back (rcoll_nb_rescue);
  *   - any other block by either end, one CMA copy (the receiver reads the sender's region, or
  *     the sender writes into the receiver's): the later of the two moves it at its arrival, so
- *     a rank that posted and went computing finds its data delivered.
+ *     a rank that posted and went computing finds its data delivered; a receiver that is
+ *     waiting inside rcoll is left to read it itself, so that ranks present together copy in
+ *     parallel instead of the later one doing both directions.
  * A rank's call is complete when every block into it is moved and every block of its own
  * buffers (not inline) has been taken. Bytes: each block crosses once (inline: twice, through
  * the slot). Steps: none; a rank waits only for the arrival of the peers it exchanges with.
@@ -20,6 +23,9 @@
 
 #include "coll/nb/nb.h"
 #include "core/team.h"
+
+/* Inline blocks of at least this size are written into a receiver that is not inside rcoll. */
+#define PUSH_INLINE_MIN 4096
 
 static bool any_coll(rcoll_coll_t coll)
 {
@@ -182,7 +188,11 @@ static bool pass_peer(struct rcoll_request *r, rcoll_board_t *b, int peer, rcoll
         e = move(b, seq, peer, me, theirs, mine, me);
         in_done = true;
     }
-    if (!out_done && !my_inline && rcoll_board_claim(b, me, peer, seq)) {
+    /* A peer waiting inside rcoll reads its block itself (both copy at once); one that is not
+     * gets it from me (an inline block too, unless it is so small that copying it out at its
+     * wait costs less than my system call). */
+    bool push = !my_inline || mine[peer].send.len >= PUSH_INLINE_MIN;
+    if (!out_done && push && !rcoll_board_is_present(b, peer) && rcoll_board_claim(b, me, peer, seq)) {
         rcoll_status_t e2 = move(b, seq, me, peer, mine, theirs, me);
         if (e == RCOLL_OK)
             e = e2;

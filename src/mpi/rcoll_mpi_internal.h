@@ -141,6 +141,8 @@ typedef struct rmpi_nb {
     pthread_mutex_t lock;
     struct rmpi_plan *bucket[RMPI_NB_BUCKETS];
     struct rmpi_plan *orphans;
+    struct rmpi_plan *dead; /* freed by MPI (free callback), to be released outside MPI */
+    _Atomic int dead_n;
 } rmpi_nb_t;
 RMPI_HIDDEN rmpi_nb_t *rmpi_nb(void);
 /* MPI_Finalize's clean-up: orphans completed, requests the program left live released. */

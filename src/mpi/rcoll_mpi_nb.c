@@ -98,6 +98,8 @@ struct rmpi_plan {
     struct mem *mem;
 };
 
+static void reap(void);
+
 /* ---- the table and the orphans (rmpi_nb_t, in the process state) ---- */
 
 static void lock(rmpi_nb_t *nb)
@@ -365,7 +367,8 @@ static void orphan_release(rmpi_plan_t *p)
         return;
     }
     MPI_Request h = p->handle;
-    PMPI_Request_free(&h); /* complete: free_fn frees p */
+    PMPI_Request_free(&h); /* complete: free_fn hands p to reap */
+    reap();
 }
 
 /* Takes the orphans of `team` (NULL: all) out of the list. */
@@ -428,14 +431,47 @@ static int query_fn(void *extra, MPI_Status *status)
     return MPI_SUCCESS;
 }
 
+/* MPI frees the generalized request: p goes to the dead list, released by reap() once the MPI
+ * call returns (MPICH at MPI_THREAD_MULTIPLE runs this inside its critical section, where an
+ * MPI call such as PMPI_Type_free fails an assertion). */
 static int free_fn(void *extra)
 {
     rmpi_plan_t *p = extra;
     if (p != NULL) {
+        rmpi_nb_t *nb = rmpi_nb();
         unlist(p);
-        plan_free(p);
+        lock(nb);
+        p->next = nb->dead;
+        nb->dead = p;
+        atomic_fetch_add(&nb->dead_n, 1);
+        unlock(nb);
     }
     return MPI_SUCCESS;
+}
+
+/* Releases the plans MPI freed during the last PMPI_ call. */
+static void reap(void)
+{
+    rmpi_nb_t *nb = rmpi_nb();
+    if (atomic_load_explicit(&nb->dead_n, memory_order_acquire) == 0)
+        return;
+    lock(nb);
+    rmpi_plan_t *p = nb->dead;
+    nb->dead = NULL;
+    atomic_store(&nb->dead_n, 0);
+    unlock(nb);
+    while (p) {
+        rmpi_plan_t *next = p->next;
+        plan_free(p);
+        p = next;
+    }
+}
+
+/* The PMPI_ call's result, once the plans it freed are released. */
+static int reaped(int rc)
+{
+    reap();
+    return rc;
 }
 
 static int cancel_fn(void *extra, int complete)
@@ -771,7 +807,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     int code = p->code;
     if (p->mode == RMPI_INIT)
         return raise_code(comm, deactivate(p, status));
-    int rc = PMPI_Wait(request, status); /* frees the generalized request, and p */
+    int rc = reaped(PMPI_Wait(request, status)); /* frees the generalized request, and p */
     return code != MPI_SUCCESS ? raise_code(comm, code) : rc;
 }
 
@@ -793,7 +829,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         *flag = 1;
         return raise_code(comm, deactivate(p, status));
     }
-    int rc = PMPI_Test(request, flag, status);
+    int rc = reaped(PMPI_Test(request, flag, status));
     return code != MPI_SUCCESS ? raise_code(comm, code) : rc;
 }
 
@@ -836,7 +872,7 @@ int MPI_Request_free(MPI_Request *request)
         }
         if (!p->done)
             plan_completed(p, RCOLL_OK);
-        return PMPI_Request_free(request); /* free_fn frees p */
+        return reaped(PMPI_Request_free(request)); /* free_fn hands p to reap */
     }
     unlist(p);
     int rc = PMPI_Request_free(request);
@@ -1023,11 +1059,13 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
 {
     scan_t sc;
     int ours = scan_init(&sc, count, array_of_requests);
-    if (ours <= 0)
-        return ours < 0 ? MPI_ERR_NO_MEM : PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    if (ours < 0)
+        return MPI_ERR_NO_MEM;
+    if (ours == 0)
+        return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     scan_wait(&sc);
     scan_deactivate(&sc);
-    int rc = PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    int rc = reaped(PMPI_Waitall(count, array_of_requests, array_of_statuses));
     rc = scan_outcome(&sc, count, NULL, array_of_statuses, rc);
     scan_free(&sc);
     return rc;
@@ -1038,13 +1076,15 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
 {
     scan_t sc;
     int ours = scan_init(&sc, count, array_of_requests);
-    if (ours <= 0)
-        return ours < 0 ? MPI_ERR_NO_MEM : PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+    if (ours < 0)
+        return MPI_ERR_NO_MEM;
+    if (ours == 0)
+        return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
     int rc = MPI_SUCCESS;
     *flag = 0;
     if (scan_test(&sc) < sc.ours)
         poke(); /* not all of ours: MPI's stay as they are */
-    else if ((rc = PMPI_Testall(count, array_of_requests, flag, array_of_statuses)) ==
+    else if ((rc = reaped(PMPI_Testall(count, array_of_requests, flag, array_of_statuses))) ==
                  MPI_SUCCESS && *flag) {
         scan_deactivate(&sc);
         rc = scan_outcome(&sc, count, NULL, array_of_statuses, rc);
@@ -1066,7 +1106,7 @@ static int testany_once(scan_t *sc, int count, MPI_Request reqs[], int *index, i
             return raise_code(s->comm, deactivate(s->p, status));
         }
     }
-    int rc = PMPI_Testany(count, reqs, index, flag, status);
+    int rc = reaped(PMPI_Testany(count, reqs, index, flag, status));
     if (*flag && *index == MPI_UNDEFINED) { /* MPI has none active: ours? */
         for (int i = 0; i < count; i++)
             if (sc->s[i].p && sc->s[i].persistent && !sc->s[i].done)
@@ -1083,8 +1123,10 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
 {
     scan_t sc;
     int ours = scan_init(&sc, count, array_of_requests);
-    if (ours <= 0)
-        return ours < 0 ? MPI_ERR_NO_MEM : PMPI_Testany(count, array_of_requests, index, flag, status);
+    if (ours < 0)
+        return MPI_ERR_NO_MEM;
+    if (ours == 0)
+        return PMPI_Testany(count, array_of_requests, index, flag, status);
     int rc = testany_once(&sc, count, array_of_requests, index, flag, status);
     if (!*flag)
         poke();
@@ -1096,8 +1138,10 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
 {
     scan_t sc;
     int ours = scan_init(&sc, count, array_of_requests);
-    if (ours <= 0)
-        return ours < 0 ? MPI_ERR_NO_MEM : PMPI_Waitany(count, array_of_requests, index, status);
+    if (ours < 0)
+        return MPI_ERR_NO_MEM;
+    if (ours == 0)
+        return PMPI_Waitany(count, array_of_requests, index, status);
     int flag = 0, rc;
     while ((rc = testany_once(&sc, count, array_of_requests, index, &flag, status)) ==
                MPI_SUCCESS && !flag)
@@ -1122,8 +1166,8 @@ static int testsome_once(scan_t *sc, int incount, MPI_Request reqs[], int *outco
         }
     }
     int out = 0;
-    int rc = PMPI_Testsome(incount, reqs, &out, indices + k,
-                           statuses == MPI_STATUSES_IGNORE ? statuses : statuses + k);
+    int rc = reaped(PMPI_Testsome(incount, reqs, &out, indices + k,
+                                  statuses == MPI_STATUSES_IGNORE ? statuses : statuses + k));
     /* MPI_UNDEFINED: nothing active at all (ours that are persistent look inactive to MPI) */
     if (out == MPI_UNDEFINED)
         *outcount = k == 0 && !pending ? MPI_UNDEFINED : k;
@@ -1139,10 +1183,11 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
 {
     scan_t sc;
     int ours = scan_init(&sc, incount, array_of_requests);
-    if (ours <= 0)
-        return ours < 0 ? MPI_ERR_NO_MEM
-                        : PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
-                                        array_of_statuses);
+    if (ours < 0)
+        return MPI_ERR_NO_MEM;
+    if (ours == 0)
+        return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
+                             array_of_statuses);
     int rc = testsome_once(&sc, incount, array_of_requests, outcount, array_of_indices,
                            array_of_statuses);
     if (*outcount == 0)
@@ -1156,10 +1201,11 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
 {
     scan_t sc;
     int ours = scan_init(&sc, incount, array_of_requests);
-    if (ours <= 0)
-        return ours < 0 ? MPI_ERR_NO_MEM
-                        : PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
-                                        array_of_statuses);
+    if (ours < 0)
+        return MPI_ERR_NO_MEM;
+    if (ours == 0)
+        return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
+                             array_of_statuses);
     int rc;
     while ((rc = testsome_once(&sc, incount, array_of_requests, outcount, array_of_indices,
                                array_of_statuses)) == MPI_SUCCESS && *outcount == 0)
@@ -1194,7 +1240,8 @@ void rmpi_nb_finalize(void)
                     p->req = NULL;
                     plan_completed(p, RCOLL_OK);
                 }
-                PMPI_Request_free(&h); /* free_fn frees p */
+                PMPI_Request_free(&h); /* free_fn hands p to reap */
+                reap();
             } else {
                 PMPI_Request_free(&h);
                 plan_free(p);

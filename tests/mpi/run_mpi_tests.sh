@@ -272,6 +272,7 @@ if [ $have_ompi -eq 1 ]; then
         RCOLL_PROGRESS=thread
     run ompi 3 120 log test_mpi_nb 1 -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp
     run ompi 3 60 quiet test_mpi_nb 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
+    run ompi 3 90 none test_mpi_nb 2 strict threads
     # MPI_THREAD_MULTIPLE: 3 threads, each on its own communicator, through rcoll; across
     # emulated nodes the drop-in steps aside (its teams would share one UCX worker) and says so.
     run ompi 3 60 "ran:barrier,allgather,alltoall,bcast,gather,scatter,allgatherv,alltoallv,gatherv,scatterv" \
@@ -321,6 +322,7 @@ if [ $have_mpich -eq 1 ]; then
     run mpich 2 120 "req:$nb_forms,$p_forms" test_mpi_nb 1 strict -- RCOLL_LOG=info RCOLL_PPN=1 \
         UCX_TLS=tcp RCOLL_PROGRESS=thread
     run mpich 2 60 quiet test_mpi_nb 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
+    run mpich 2 90 none test_mpi_nb 1 strict threads
     for src in "$SRC_TESTS"/*.c; do
         t=$(basename "$src" .c)
         case "$known" in *" $t "*) ;; *) run mpich 2 60 none "$t" ;; esac

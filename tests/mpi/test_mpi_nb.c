@@ -343,7 +343,9 @@ static void op_post(op_t *o, int persistent)
     if (persistent) {
         switch (o->kind) {
         case K_BARRIER: rc = MPI_Barrier_init(c, info, q); break;
-        case K_ALLGATHER: rc = MPI_Allgather_init(s, n, MPI_BYTE, r, n, MPI_BYTE, c, info, q); break;
+        case K_ALLGATHER:
+            rc = MPI_Allgather_init(s, n, MPI_BYTE, r, n, MPI_BYTE, c, info, q);
+            break;
         case K_ALLTOALL: rc = MPI_Alltoall_init(s, n, MPI_BYTE, r, n, MPI_BYTE, c, info, q); break;
         case K_BCAST: rc = MPI_Bcast_init(r, n, MPI_BYTE, root, c, info, q); break;
         case K_GATHER:

@@ -565,7 +565,7 @@ rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_
     cfg->cma = RCOLL_CMA_AUTO;
     cfg->ucx_put = RCOLL_UCX_PUT_AUTO;
     cfg->nb_slots = 8;          /* docs/tuning.md, "Nonblocking collectives" */
-    cfg->nb_inline = 260 * 1024;
+    cfg->nb_inline = 68 * 1024;
     cfg->cores = online_cores();
     cfg->spin_iters = cfg->yield_iters = -1;
     err[0] = '\0';

@@ -61,6 +61,13 @@
 #else
 #define CANCEL_CLASS MPI_ERR_REQUEST
 #endif
+/* What MPI_Request_free of an active collective request raises (erroneous in MPI): the MPI
+ * library's own answer for its own requests, which stay active. */
+#if defined(MPICH)
+#define FREE_ACTIVE_CLASS MPI_ERR_OTHER
+#else
+#define FREE_ACTIVE_CLASS MPI_ERR_REQUEST
+#endif
 
 #define NOROOT (-1)
 
@@ -858,18 +865,13 @@ int MPI_Request_free(MPI_Request *request)
     if (p == NULL)
         return PMPI_Request_free(request);
     int running = p->active && !plan_test(p);
-    if (running && p->mem == NULL && p->nsteps == 0) { /* rcoll completes it on its own */
-        rcoll_request_free(p->req);
-        p->req = NULL;
-        running = 0;
+    if (running) { /* erroneous: refused as the MPI library refuses it, the request stays */
+        fprintf(stderr, "rcoll: MPI_Request_free: the collective request (%s) is active; "
+                "complete it first\n", p->name);
+        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, FREE_ACTIVE_CLASS);
+        return FREE_ACTIVE_CLASS;
     }
     if (p->mode == RMPI_POST) {
-        if (running) { /* an orphan: completed by later calls, then freed */
-            unlist(p);
-            orphan_add(p);
-            *request = MPI_REQUEST_NULL;
-            return MPI_SUCCESS;
-        }
         if (!p->done)
             plan_completed(p, RCOLL_OK);
         return reaped(PMPI_Request_free(request)); /* free_fn hands p to reap */
@@ -877,10 +879,7 @@ int MPI_Request_free(MPI_Request *request)
     unlist(p);
     int rc = PMPI_Request_free(request);
     p->handle = MPI_REQUEST_NULL;
-    if (running)
-        orphan_add(p);
-    else
-        plan_free(p);
+    plan_free(p);
     return rc;
 }
 

@@ -709,9 +709,8 @@ static void get_status(int round)
 }
 
 /* MPI_Request_free on active requests (plain and packed), then the communicator's next
- * collectives, checked. MPI calls it erroneous and the MPI libraries refuse it (the request
- * stays: waited for here); the drop-in releases the request. The buffers stay allocated until
- * after MPI_Finalize (they may still be in use). */
+ * collectives, checked. MPI calls it erroneous and the MPI libraries refuse it, the drop-in
+ * too (the request stays: waited for here). */
 static void request_free(int round, op_t *keep)
 {
     op_setup(&keep[0], K_BCAST, 70001, round % wsize, MPI_COMM_WORLD, round);

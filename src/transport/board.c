@@ -215,6 +215,12 @@ bool rcoll_board_claim(rcoll_board_t *b, int src, int dst, uint64_t seq)
     return false;
 }
 
+void rcoll_board_mark(rcoll_board_t *b, int src, int dst, uint64_t seq)
+{
+    atomic_store_explicit(&pair_of(b, src, dst, seq)->claim, seq, memory_order_relaxed);
+    atomic_store_explicit(&pair_of(b, src, dst, seq)->done, seq << 1, memory_order_release);
+}
+
 void rcoll_board_done(rcoll_board_t *b, int src, int dst, uint64_t seq, bool mismatch)
 {
     atomic_store_explicit(&pair_of(b, src, dst, seq)->done, (seq << 1) | (mismatch ? 1u : 0u),

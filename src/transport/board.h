@@ -67,6 +67,10 @@ bool rcoll_board_arrived(rcoll_board_t *b, int peer, uint64_t seq);
 bool rcoll_board_claim(rcoll_board_t *b, int src, int dst, uint64_t seq);
 void rcoll_board_done(rcoll_board_t *b, int src, int dst, uint64_t seq, bool mismatch);
 bool rcoll_board_is_done(rcoll_board_t *b, int src, int dst, uint64_t seq);
+/* A pair of seq that carries nothing by the collective's shape, as both ends know: marked
+ * done (and claimed) at post by either end, ringing no bell. Only once my slot for seq is free
+ * (the pair's words of seq - slots are done). */
+void rcoll_board_mark(rcoll_board_t *b, int src, int dst, uint64_t seq);
 /* Moved, and its mover found that the two ends' lengths differ (an erroneous program). */
 bool rcoll_board_mismatch(rcoll_board_t *b, int src, int dst, uint64_t seq);
 

@@ -15,12 +15,15 @@
  *     waiting inside rcoll is left to read it itself, so that ranks present together copy in
  *     parallel instead of the later one doing both directions.
  * A rank's call is complete when every block into it is moved and every block of its own
- * buffers (not inline) has been taken. Bytes: each block crosses once (inline: twice, through
+ * buffers (not inline) has been taken. In a rooted collective the blocks its shape leaves
+ * empty (between two ranks that are not the root; into a bcast or scatter root; out of a gather
+ * root) are marked done at post by both ends, and nobody waits for them. Bytes: each block crosses once (inline: twice, through
  * the slot). Steps: none; a rank waits only for the arrival of the peers it exchanges with.
  * Wins whenever ranks arrive apart (the early ones compute while the late ones move the data);
  * with everyone present, work splits by arrival order. */
 #include <string.h>
 
+#include "coll/colls.h"
 #include "coll/nb/nb.h"
 #include "core/team.h"
 
@@ -136,9 +139,35 @@ static void copy_inline(rcoll_board_desc_t *d, int size, int me, unsigned char *
     }
 }
 
+/* Rooted collectives: blocks that the collective's shape leaves empty, as both ends know:
+ * between two ranks that are not the root, into the root of bcast and scatter(v), out of the
+ * root of gather(v). Marked done at post; nobody waits for them (a bcast root, say, is
+ * complete once its receivers took its data, whether or not the others arrived). */
+static bool shapeless(const struct rcoll_request *r, int src, int dst)
+{
+    int root = r->args.root;
+    switch (r->call.coll) {
+    case RCOLL_COLL_BCAST:
+    case RCOLL_COLL_SCATTER:
+    case RCOLL_COLL_SCATTERV:
+        return src != root || dst == root;
+    case RCOLL_COLL_GATHER:
+    case RCOLL_COLL_GATHERV:
+        return dst != root || src == root;
+    default:
+        return false;
+    }
+}
+
 static rcoll_status_t pairs_start(struct rcoll_request *r, rcoll_board_t *b)
 {
     int size = r->args.size, me = r->args.rank;
+    for (int p = 0; p < size; p++) {
+        if (p != me && shapeless(r, me, p))
+            rcoll_board_mark(b, me, p, r->seq);
+        if (p != me && shapeless(r, p, me))
+            rcoll_board_mark(b, p, me, r->seq);
+    }
     rcoll_board_desc_t *d = rcoll_board_descs(b, r->seq);
     for (int p = 0; p < size; p++)
         if (p != me)
@@ -209,8 +238,11 @@ static bool pairs_progress(struct rcoll_request *r, rcoll_board_t *b, rcoll_stat
 {
     int size = r->args.size, me = r->args.rank;
     bool all = true;
-    for (int k = 1; k < size; k++) /* from my right neighbour on: ranks spread their reads */
-        all &= pass_peer(r, b, (me + k) % size, st);
+    for (int k = 1; k < size; k++) { /* from my right neighbour on: ranks spread their reads */
+        int peer = (me + k) % size;
+        if (!shapeless(r, me, peer) || !shapeless(r, peer, me))
+            all &= pass_peer(r, b, peer, st);
+    }
     if (!all)
         return false;
     for (int p = 0; p < size && *st == RCOLL_OK; p++)

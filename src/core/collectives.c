@@ -73,7 +73,7 @@ static void *inplace_copy(struct rcoll_team *t, rcoll_call_copy_t *cp, size_t by
 }
 
 static rcoll_status_t prep_barrier(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
-            rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
+                                   rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
     (void)c;
     (void)a;
@@ -82,8 +82,9 @@ static rcoll_status_t prep_barrier(struct rcoll_team *t, const rcoll_call_t *c, 
         return verdict(v, RCOLL_CALL_SKIP);
     return verdict(v, RCOLL_CALL_RUN);
 }
+
 static rcoll_status_t prep_allgather(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
-              rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
+                                     rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
     (void)cp;
     const void *sendbuf = c->sendbuf;
@@ -101,8 +102,9 @@ static rcoll_status_t prep_allgather(struct rcoll_team *t, const rcoll_call_t *c
     a->bytes = bytes;
     return verdict(v, RCOLL_CALL_RUN);
 }
+
 static rcoll_status_t prep_alltoall(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
-             rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
+                                    rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
     const void *sendbuf = c->sendbuf;
     void *recvbuf = c->recvbuf;
@@ -128,8 +130,9 @@ static rcoll_status_t prep_alltoall(struct rcoll_team *t, const rcoll_call_t *c,
     a->bytes = bytes;
     return verdict(v, RCOLL_CALL_RUN);
 }
+
 static rcoll_status_t prep_bcast(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
-          rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
+                                 rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
     (void)cp;
     void *buf = c->recvbuf;
@@ -146,8 +149,9 @@ static rcoll_status_t prep_bcast(struct rcoll_team *t, const rcoll_call_t *c, rc
     a->bytes = bytes;
     return verdict(v, RCOLL_CALL_RUN);
 }
+
 static rcoll_status_t prep_gather(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
-           rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
+                                  rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
     (void)cp;
     const void *sendbuf = c->sendbuf;
@@ -172,8 +176,9 @@ static rcoll_status_t prep_gather(struct rcoll_team *t, const rcoll_call_t *c, r
     a->bytes = bytes;
     return verdict(v, RCOLL_CALL_RUN);
 }
+
 static rcoll_status_t prep_scatter(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
-            rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
+                                   rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
     (void)cp;
     const void *sendbuf = c->sendbuf;
@@ -198,8 +203,9 @@ static rcoll_status_t prep_scatter(struct rcoll_team *t, const rcoll_call_t *c, 
     a->bytes = bytes;
     return verdict(v, RCOLL_CALL_RUN);
 }
+
 static rcoll_status_t prep_allgatherv(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
-               rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
+                                      rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
     (void)cp;
     const void *sendbuf = c->sendbuf;
@@ -224,8 +230,9 @@ static rcoll_status_t prep_allgatherv(struct rcoll_team *t, const rcoll_call_t *
     a->rdispls = displs;
     return verdict(v, RCOLL_CALL_RUN);
 }
+
 static rcoll_status_t prep_alltoallv(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
-              rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
+                                     rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
     const void *sendbuf = c->sendbuf;
     const size_t *sendcounts = c->scounts, *sdispls = c->sdispls;
@@ -266,8 +273,9 @@ static rcoll_status_t prep_alltoallv(struct rcoll_team *t, const rcoll_call_t *c
     a->rdispls = rdispls;
     return verdict(v, RCOLL_CALL_RUN);
 }
+
 static rcoll_status_t prep_gatherv(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
-            rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
+                                   rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
     (void)cp;
     const void *sendbuf = c->sendbuf;
@@ -306,8 +314,9 @@ static rcoll_status_t prep_gatherv(struct rcoll_team *t, const rcoll_call_t *c, 
     a->rdispls = am_root ? displs : NULL;
     return verdict(v, RCOLL_CALL_RUN);
 }
+
 static rcoll_status_t prep_scatterv(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
-             rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
+                                    rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
     (void)cp;
     const void *sendbuf = c->sendbuf;

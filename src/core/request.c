@@ -425,8 +425,8 @@ static rcoll_status_t make(rcoll_team_t *t, const rcoll_call_t *c, bool persiste
     r->call.rdispls = copy_array(&at, c->rdispls, n);
     r->complete = true;
     r->ran = "";
-    /* The arguments are checked now (an erroneous call fails at post or init): a dry prepare
-     * that moves nothing is not possible, so the blocking entry's checks run at each start. */
+    /* The arguments are checked by the preparation at each start (core/call.h): a post fails
+     * at once on an erroneous call, a persistent request at its start. */
     *out = r;
     return RCOLL_OK;
 }

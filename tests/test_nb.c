@@ -5,7 +5,8 @@
  * requests restarted with their buffers' contents changed between starts and one freed without
  * ever starting, blocking calls interleaved with outstanding requests; every call's data checked
  * and guard bytes after every receive buffer. Then: progress without the caller (a rank posts
- * and computes outside rcoll; its peers complete meanwhile), and peer failure (a rank that dies
+ * and computes outside rcoll; its peers complete meanwhile), a root running more calls ahead of
+ * ranks that are away than the board has slots, and peer failure (a rank that dies
  * before posting, or between post and wait: the others return an error, never hang).
  * Options: --quick (fewer sizes and team sizes), --np LIST, --coll LIST. Runs under whatever
  * RCOLL_* the environment sets (the test command also runs it with RCOLL_NB_SLOTS=0, the
@@ -417,6 +418,51 @@ static int offload_rank(int rank, const rcoll_oob_t *oob, void *arg)
     return fails;
 }
 
+/* ---- a root far ahead of a receiver that is away ---- */
+
+/* Rank 0, the root of every call, posts and completes more broadcasts and scatters than the
+ * board has slots while the other ranks are away outside rcoll: reusing a slot, it writes what
+ * it held there for them into their buffers itself. Then they post the same calls and find
+ * their data there, for tiny blocks (in the slot head), small ones (inline) and pushed ones. */
+#define AHEAD_CALLS 20
+static int ahead_rank(int rank, const rcoll_oob_t *oob, void *arg)
+{
+    (void)arg;
+    rcoll_context_t *ctx;
+    rcoll_team_t *t;
+    if (rcoll_context_create(&ctx) != RCOLL_OK || rcoll_team_create(ctx, oob, &t) != RCOLL_OK)
+        return 1;
+    int size = oob->size, fails = 0;
+    static const size_t ms[] = {8, 1000, 5000};
+    for (int k = 0; k < 3 && !fails; k++) {
+        slot_t s[AHEAD_CALLS];
+        for (int i = 0; i < AHEAD_CALLS; i++) {
+            setup(&s[i], i % 2 ? RCOLL_COLL_SCATTER : RCOLL_COLL_BCAST, ms[k], 0, 700 + i, 0, rank, size);
+            fill_send(&s[i], rank, size);
+        }
+        if (rcoll_barrier(t) != RCOLL_OK)
+            return 1;
+        if (rank != 0) { /* away while the root runs ahead */
+            struct timespec ts = {0, 200 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        for (int i = 0; i < AHEAD_CALLS && !fails; i++) {
+            if (post(t, &s[i], rank, 0) != RCOLL_OK || rcoll_wait(s[i].req) != RCOLL_OK || check_recv(&s[i], rank, size)) {
+                fprintf(stderr, "rank %d: ahead %s of %zu bytes, call %d failed\n", rank,
+                        rcoll_coll_name(s[i].coll), ms[k], i);
+                fails++;
+            }
+            rcoll_request_free(s[i].req);
+        }
+        for (int i = 0; i < AHEAD_CALLS; i++)
+            teardown(&s[i]);
+    }
+    rcoll_barrier(t);
+    rcoll_team_destroy(t);
+    rcoll_context_destroy(ctx);
+    return fails;
+}
+
 /* ---- peer failure ---- */
 
 static int failure_rank(int rank, const rcoll_oob_t *oob, void *arg)
@@ -504,6 +550,14 @@ int main(int argc, char **argv)
             failed++;
         } else {
             printf("  offload np=%d ok\n", np);
+        }
+    }
+    for (int np = 2; np <= 3; np++) {
+        if (rcoll_fork_run(np, ahead_rank, NULL, 120)) {
+            printf("FAIL root ahead np=%d\n", np);
+            failed++;
+        } else {
+            printf("  root ahead np=%d ok\n", np);
         }
     }
     setenv("RCOLL_TIMEOUT", "20", 1);

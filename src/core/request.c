@@ -56,6 +56,8 @@ void rcoll_nb_team_destroy(struct rcoll_team *t)
             free(r);
         }
     }
+    while (nb->pooled)
+        free(nb->pool[--nb->pooled]);
     pthread_mutex_destroy(&nb->lock);
     pthread_cond_destroy(&nb->cond);
     free(nb);
@@ -88,7 +90,21 @@ static void release(struct rcoll_request *r)
     free(r->arrays);
     free(r->copy.buf);
     free(r->state);
-    free(r);
+    /* On the board (one thread drives the team) the struct is kept for the next post. */
+    rcoll_nb_team_t *nb = r->team->nb;
+    if (nb->mode == RCOLL_NB_PEERS && nb->pooled < RCOLL_NB_POOL)
+        nb->pool[nb->pooled++] = r;
+    else
+        free(r);
+}
+
+static struct rcoll_request *request_new(rcoll_nb_team_t *nb)
+{
+    if (!nb->pooled)
+        return calloc(1, sizeof(struct rcoll_request));
+    struct rcoll_request *r = nb->pool[--nb->pooled];
+    memset(r, 0, sizeof *r);
+    return r;
 }
 
 /* Drops the complete requests from the list (a released one is freed). */
@@ -407,12 +423,15 @@ static rcoll_status_t make(rcoll_team_t *t, const rcoll_call_t *c, bool persiste
         return RCOLL_ERR_INVALID;
     if (!t->nb && rcoll_nb_team_init(t) != RCOLL_OK)
         return rcoll_team_error(t, RCOLL_ERR_NOMEM, "%s: out of memory", rcoll_coll_name(c->coll));
-    struct rcoll_request *r = calloc(1, sizeof *r);
+    struct rcoll_request *r = request_new(t->nb);
     int n = t->size, arrays = !!c->scounts + !!c->sdispls + !!c->rcounts + !!c->rdispls;
     if (r && arrays)
         r->arrays = malloc((size_t)arrays * (size_t)n * sizeof(size_t));
+    if (r)
+        r->team = t;
     if (!r || (arrays && !r->arrays)) {
-        free(r);
+        if (r)
+            release(r);
         return rcoll_team_error(t, RCOLL_ERR_NOMEM, "%s: out of memory", rcoll_coll_name(c->coll));
     }
     r->team = t;

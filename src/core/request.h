@@ -40,6 +40,8 @@ struct rcoll_request {
     struct rcoll_request *next; /* the team's started requests, in start order */
 };
 
+#define RCOLL_NB_POOL 8
+
 /* The team's requests (core/team.h holds a pointer). */
 typedef struct rcoll_nb_team {
     rcoll_nb_mode_t mode;
@@ -47,6 +49,9 @@ typedef struct rcoll_nb_team {
     bool present;                      /* board: this rank is waiting (marked present) */
     bool inside;                       /* caller: a queued call is running */
     struct rcoll_request *head, *tail; /* started, not yet complete, in start order */
+    /* Board: released requests kept for the next post (no allocation on the latency path). */
+    struct rcoll_request *pool[RCOLL_NB_POOL];
+    int pooled;
     /* The queue's progress thread (RCOLL_PROGRESS=thread). */
     pthread_t thread;
     bool thread_started, stopping, running;

@@ -1,7 +1,8 @@
 /* The board of the nonblocking engine (board.h): layout, slots, pair words and the CMA copies.
  *
- * Region: per rank a bell line and a presence line; then slot[P][K] (a head line whose value is the collective the slot
- * holds, P descriptors, the inline area); then pair[K][P][P] {claim, done} words. A done word
+ * Region: per rank a bell line and a presence line; then slot[P][K] (a head line whose value is
+ * the collective the slot holds, with the algorithm's word and tiny data beside it; P
+ * descriptors; the inline area); then claim[K][P][P] and done[K][P][P] words. A done word
  * holds (seq << 1) | mismatch, mismatch telling that the two ends posted lengths that differ.
  * All pair words of a slot reused K collectives later hold smaller numbers, which every test
  * reads as "not yet". */
@@ -16,18 +17,15 @@
 /* Teams larger than this get no board (its pair words grow as P^2). */
 #define BOARD_MAX_RANKS 64
 
-typedef struct {
-    _Atomic uint64_t claim;
-    _Atomic uint64_t done;
-} pair_t;
 
 struct rcoll_board {
     const rcoll_view_t *v;
     unsigned char *base;
     unsigned slots;
+    uint64_t slot_mask; /* slots - 1 when a power of two (no division on every access) */
     size_t inline_bytes;
     size_t slot_bytes, desc_off, inline_off;
-    size_t off_slots, off_pairs, row_bytes;
+    size_t off_slots, off_claims, off_dones, row_bytes;
     int rank, size;
 };
 
@@ -57,7 +55,7 @@ size_t rcoll_board_bytes(int size, unsigned slots, size_t inline_bytes)
     inline_bytes = inline_of(size, slots, inline_bytes);
     size_t n = (size_t)size;
     return 2 * n * sizeof(rcoll_line_t) + n * slots * slot_bytes_of(size, inline_bytes) +
-           (size_t)slots * n * align64(n * sizeof(pair_t));
+           2 * (size_t)slots * n * align64(n * sizeof(uint64_t));
 }
 
 rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned slots, size_t inline_bytes)
@@ -71,6 +69,7 @@ rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned sl
     b->v = v;
     b->base = base;
     b->slots = slots;
+    b->slot_mask = (slots & (slots - 1)) == 0 ? slots - 1 : 0;
     b->inline_bytes = align64(inline_bytes);
     b->rank = v->rank;
     b->size = v->size;
@@ -78,8 +77,9 @@ rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned sl
     b->inline_off = b->desc_off + align64((size_t)v->size * sizeof(rcoll_board_desc_t));
     b->slot_bytes = slot_bytes_of(v->size, inline_bytes);
     b->off_slots = 2 * (size_t)v->size * sizeof(rcoll_line_t);
-    b->off_pairs = b->off_slots + (size_t)v->size * slots * b->slot_bytes;
-    b->row_bytes = align64((size_t)v->size * sizeof(pair_t));
+    b->row_bytes = align64((size_t)v->size * sizeof(uint64_t));
+    b->off_claims = b->off_slots + (size_t)v->size * slots * b->slot_bytes;
+    b->off_dones = b->off_claims + (size_t)slots * (size_t)v->size * b->row_bytes;
     return b;
 }
 
@@ -93,9 +93,14 @@ int rcoll_board_rank(const rcoll_board_t *b) { return b->rank; }
 int rcoll_board_size(const rcoll_board_t *b) { return b->size; }
 size_t rcoll_board_inline_bytes(const rcoll_board_t *b) { return b->inline_bytes; }
 
+static size_t slot_index(const rcoll_board_t *b, uint64_t seq)
+{
+    return (size_t)(b->slot_mask || b->slots == 1 ? seq & b->slot_mask : seq % b->slots);
+}
+
 static unsigned char *slot_of(rcoll_board_t *b, int rank, uint64_t seq)
 {
-    return b->base + b->off_slots + ((size_t)rank * b->slots + (size_t)(seq % b->slots)) * b->slot_bytes;
+    return b->base + b->off_slots + ((size_t)rank * b->slots + slot_index(b, seq)) * b->slot_bytes;
 }
 
 static rcoll_line_t *head_of(rcoll_board_t *b, int rank, uint64_t seq)
@@ -104,12 +109,24 @@ static rcoll_line_t *head_of(rcoll_board_t *b, int rank, uint64_t seq)
 }
 
 /* One row per (slot, destination), a cache line apart: the pairs into a rank, which it claims
- * and marks itself most of the time, share no line with the pairs into another. */
-static pair_t *pair_of(rcoll_board_t *b, int src, int dst, uint64_t seq)
+ * and marks itself most of the time, share no line with the pairs into another. Claims and
+ * done words in separate rows: a peer reads my done words when it reuses its slot, and my
+ * claim (an atomic exchange, which waits for its line) then still finds its line mine. */
+static _Atomic uint64_t *word_of(rcoll_board_t *b, size_t off, int src, int dst, uint64_t seq)
 {
-    size_t k = (size_t)(seq % b->slots), n = (size_t)b->size;
-    unsigned char *row = b->base + b->off_pairs + (k * n + (size_t)dst) * b->row_bytes;
-    return (pair_t *)(void *)row + src;
+    size_t k = slot_index(b, seq), n = (size_t)b->size;
+    unsigned char *row = b->base + off + (k * n + (size_t)dst) * b->row_bytes;
+    return (_Atomic uint64_t *)(void *)row + src;
+}
+
+static _Atomic uint64_t *claim_of(rcoll_board_t *b, int src, int dst, uint64_t seq)
+{
+    return word_of(b, b->off_claims, src, dst, seq);
+}
+
+static _Atomic uint64_t *done_of(rcoll_board_t *b, int src, int dst, uint64_t seq)
+{
+    return word_of(b, b->off_dones, src, dst, seq);
 }
 
 /* Per rank two lines: its bell, then its presence word (written often, so apart from the
@@ -146,13 +163,13 @@ bool rcoll_board_is_present(rcoll_board_t *b, int rank)
 
 bool rcoll_board_is_done(rcoll_board_t *b, int src, int dst, uint64_t seq)
 {
-    return atomic_load_explicit(&pair_of(b, src, dst, seq)->done, memory_order_acquire) >> 1 >= seq;
+    return atomic_load_explicit(done_of(b, src, dst, seq), memory_order_acquire) >> 1 >= seq;
 }
 
 /* Done with the ends' lengths differing (read after rcoll_board_is_done). */
 bool rcoll_board_mismatch(rcoll_board_t *b, int src, int dst, uint64_t seq)
 {
-    uint64_t w = atomic_load_explicit(&pair_of(b, src, dst, seq)->done, memory_order_acquire);
+    uint64_t w = atomic_load_explicit(done_of(b, src, dst, seq), memory_order_acquire);
     return w >> 1 == seq && (w & 1);
 }
 
@@ -178,16 +195,33 @@ unsigned char *rcoll_board_inline(rcoll_board_t *b, uint64_t seq)
     return slot_of(b, b->rank, seq) + b->inline_off;
 }
 
+unsigned char *rcoll_board_head(rcoll_board_t *b, uint64_t seq)
+{
+    return head_of(b, b->rank, seq)->payload;
+}
+
 const void *rcoll_board_local(rcoll_board_t *b, uint64_t seq, uint64_t addr)
 {
+    if (addr & RCOLL_BOARD_HEAD)
+        return rcoll_board_head(b, seq) + (addr & ~RCOLL_BOARD_HELD);
     if (addr & RCOLL_BOARD_INLINE)
         return rcoll_board_inline(b, seq) + (addr & ~RCOLL_BOARD_INLINE);
     return (const void *)(uintptr_t)addr;
 }
 
-void rcoll_board_post(rcoll_board_t *b, uint64_t seq)
+void rcoll_board_post(rcoll_board_t *b, uint64_t seq, uint32_t word)
 {
-    atomic_store_explicit(&head_of(b, b->rank, seq)->value, seq, memory_order_release);
+    rcoll_line_t *h = head_of(b, b->rank, seq);
+    h->len = word;
+    atomic_store_explicit(&h->value, seq, memory_order_release);
+    /* The done words the next post's rcoll_board_slot_free reads, written by the peers long
+     * ago: fetched now, off the next call's path. */
+    if (seq + 1 > b->slots)
+        for (int p = 0; p < b->size; p++)
+            if (p != b->rank) {
+                __builtin_prefetch(done_of(b, b->rank, p, seq + 1 - b->slots), 0, 3);
+                __builtin_prefetch(done_of(b, p, b->rank, seq + 1 - b->slots), 0, 3);
+            }
     for (int p = 0; p < b->size; p++)
         if (p != b->rank)
             rcoll_board_ring(b, p);
@@ -205,9 +239,18 @@ const rcoll_board_desc_t *rcoll_board_peer(rcoll_board_t *b, int peer, uint64_t 
     return (const rcoll_board_desc_t *)(void *)(slot_of(b, peer, seq) + b->desc_off);
 }
 
+const unsigned char *rcoll_board_peer_head(rcoll_board_t *b, int peer, uint64_t seq, uint32_t *word)
+{
+    rcoll_line_t *h = head_of(b, peer, seq);
+    if (atomic_load_explicit(&h->value, memory_order_acquire) != seq)
+        return NULL;
+    *word = h->len;
+    return h->payload;
+}
+
 bool rcoll_board_claim(rcoll_board_t *b, int src, int dst, uint64_t seq)
 {
-    _Atomic uint64_t *w = &pair_of(b, src, dst, seq)->claim;
+    _Atomic uint64_t *w = claim_of(b, src, dst, seq);
     uint64_t v = atomic_load_explicit(w, memory_order_relaxed);
     while (v < seq)
         if (atomic_compare_exchange_weak_explicit(w, &v, seq, memory_order_acq_rel, memory_order_relaxed))
@@ -217,13 +260,13 @@ bool rcoll_board_claim(rcoll_board_t *b, int src, int dst, uint64_t seq)
 
 void rcoll_board_mark(rcoll_board_t *b, int src, int dst, uint64_t seq)
 {
-    atomic_store_explicit(&pair_of(b, src, dst, seq)->claim, seq, memory_order_relaxed);
-    atomic_store_explicit(&pair_of(b, src, dst, seq)->done, seq << 1, memory_order_release);
+    atomic_store_explicit(claim_of(b, src, dst, seq), seq, memory_order_relaxed);
+    atomic_store_explicit(done_of(b, src, dst, seq), seq << 1, memory_order_release);
 }
 
 void rcoll_board_done(rcoll_board_t *b, int src, int dst, uint64_t seq, bool mismatch)
 {
-    atomic_store_explicit(&pair_of(b, src, dst, seq)->done, (seq << 1) | (mismatch ? 1u : 0u),
+    atomic_store_explicit(done_of(b, src, dst, seq), (seq << 1) | (mismatch ? 1u : 0u),
                           memory_order_release);
     if (src != b->rank)
         rcoll_board_ring(b, src);
@@ -257,6 +300,10 @@ rcoll_status_t rcoll_board_read(rcoll_board_t *b, int peer, uint64_t seq, void *
 {
     if (!len)
         return RCOLL_OK;
+    if (addr & RCOLL_BOARD_HEAD) {
+        memcpy(dst, head_of(b, peer, seq)->payload + (addr & ~RCOLL_BOARD_HELD), len);
+        return RCOLL_OK;
+    }
     if (addr & RCOLL_BOARD_INLINE) {
         memcpy(dst, slot_of(b, peer, seq) + b->inline_off + (addr & ~RCOLL_BOARD_INLINE), len);
         return RCOLL_OK;

@@ -23,6 +23,12 @@
 
 /* An address with this bit is an offset into the owner's inline area of the same slot. */
 #define RCOLL_BOARD_INLINE (1ull << 63)
+/* An address with this bit is an offset into the owner's slot head: tiny data that travels in
+ * the cache line of the arrival itself (RCOLL_BOARD_HEAD_BYTES at most). */
+#define RCOLL_BOARD_HEAD (1ull << 62)
+#define RCOLL_BOARD_HEAD_BYTES RCOLL_LINE_PAYLOAD
+/* Data held on the board (inline area or head) rather than in the owner's buffers. */
+#define RCOLL_BOARD_HELD (RCOLL_BOARD_INLINE | RCOLL_BOARD_HEAD)
 
 typedef struct {
     uint64_t addr, len;
@@ -54,8 +60,14 @@ bool rcoll_board_slot_free(rcoll_board_t *b, uint64_t seq);
 /* My slot's descriptors (one per rank, mine unused) and inline area, to fill before post. */
 rcoll_board_desc_t *rcoll_board_descs(rcoll_board_t *b, uint64_t seq);
 unsigned char *rcoll_board_inline(rcoll_board_t *b, uint64_t seq);
-/* Raises my arrival for seq and rings every peer's bell. */
-void rcoll_board_post(rcoll_board_t *b, uint64_t seq);
+/* My slot head's payload (RCOLL_BOARD_HEAD_BYTES), to fill before post. */
+unsigned char *rcoll_board_head(rcoll_board_t *b, uint64_t seq);
+/* Raises my arrival for seq, with `word` (the algorithm's: what its head holds) beside it in
+ * the same cache line, and rings every peer's bell. */
+void rcoll_board_post(rcoll_board_t *b, uint64_t seq, uint32_t word);
+/* The head payload a peer posted with seq and its word (NULL before it posted seq, and once it
+ * moved past it). One cache line: a reader learns the arrival and tiny data in one miss. */
+const unsigned char *rcoll_board_peer_head(rcoll_board_t *b, int peer, uint64_t seq, uint32_t *word);
 /* Peer's descriptors for seq once it posted it (NULL before; also NULL once it moved past it,
  * which it does only after everything of seq involving it is done). */
 const rcoll_board_desc_t *rcoll_board_peer(rcoll_board_t *b, int peer, uint64_t seq);
@@ -74,12 +86,12 @@ void rcoll_board_mark(rcoll_board_t *b, int src, int dst, uint64_t seq);
 /* Moved, and its mover found that the two ends' lengths differ (an erroneous program). */
 bool rcoll_board_mismatch(rcoll_board_t *b, int src, int dst, uint64_t seq);
 
-/* Copies between my memory and `peer`'s posted region of seq: an inline address reads the
- * peer's slot directly, any other goes by CMA. */
+/* Copies between my memory and `peer`'s posted region of seq: an inline or head address reads
+ * the peer's slot directly, any other goes by CMA. */
 rcoll_status_t rcoll_board_read(rcoll_board_t *b, int peer, uint64_t seq, void *dst, uint64_t addr,
                                 size_t len);
 rcoll_status_t rcoll_board_write(rcoll_board_t *b, int peer, uint64_t addr, const void *src, size_t len);
-/* My own inline address `addr` of seq as a pointer. */
+/* My own inline or head address `addr` of seq (or a plain one) as a pointer. */
 const void *rcoll_board_local(rcoll_board_t *b, uint64_t seq, uint64_t addr);
 
 /* My bell: read its value before looking, then wait on (line, value + 1). */

@@ -159,6 +159,84 @@ static bool shapeless(const struct rcoll_request *r, int src, int dst)
     }
 }
 
+/* Calls whose blocks follow a pattern: a rank whose blocks to its peers are one region shared
+ * by every peer (allgather, bcast, gather) or all of one length (alltoall, scatter) and fit the
+ * board says so in its head word, and puts them in its slot head's payload (tiny) or its inline
+ * area, at offset 0 (shared) or at the peer's ordinal times the block (per peer). A receiver
+ * then finds its block without the sender's descriptors: it learns the arrival and reads tiny
+ * data in one cache line, as the blocking algorithms' published lines do, and inline data in
+ * the lines next to it. */
+#define DIRECT (1u << 31)
+#define DIRECT_PER_PEER (1u << 30)
+#define DIRECT_AREA (1u << 29)
+#define DIRECT_LEN 0xffffffu
+
+/* The peers' ordinal of p seen from me (me skipped). */
+static int ordinal(int p, int me)
+{
+    return p < me ? p : p - 1;
+}
+
+static size_t align64(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+/* Where block `len` of a direct word lies for the peer of ordinal k: its board address. */
+static uint64_t direct_addr(uint32_t word, int k)
+{
+    size_t len = word & DIRECT_LEN;
+    size_t stride = word & DIRECT_AREA ? align64(len) : len;
+    size_t off = word & DIRECT_PER_PEER ? (size_t)k * stride : 0;
+    return (word & DIRECT_AREA ? RCOLL_BOARD_INLINE : RCOLL_BOARD_HEAD) | off;
+}
+
+/* The head word of a call with a pattern that fits, or 0 (the descriptors then say it all). */
+static uint32_t direct_word(const struct rcoll_request *r, const rcoll_board_desc_t *d, size_t area)
+{
+    int size = r->args.size, me = r->args.rank;
+    const rcoll_region_t *first = NULL;
+    bool shared = true, equal = true;
+    for (int p = 0; p < size; p++) {
+        if (p == me || shapeless(r, me, p))
+            continue;
+        if (!first)
+            first = &d[p].send;
+        shared &= d[p].send.addr == first->addr && d[p].send.len == first->len;
+        equal &= d[p].send.len == first->len;
+    }
+    if (!first) /* my shape sends nothing */
+        return DIRECT;
+    size_t len = first->len, peers = (size_t)size - 1;
+    if (len > DIRECT_LEN || !(shared || equal))
+        return 0;
+    uint32_t word = DIRECT | (uint32_t)len | (shared ? 0 : DIRECT_PER_PEER);
+    if ((shared ? len : len * peers) <= RCOLL_BOARD_HEAD_BYTES)
+        return word;
+    if ((shared ? align64(len) : align64(len) * peers) <= area)
+        return word | DIRECT_AREA;
+    return 0;
+}
+
+/* Copies my blocks where the word says and points my descriptors at them (a peer pushed to
+ * by CMA or rescued reads them there). */
+static void copy_direct(const struct rcoll_request *r, rcoll_board_t *b, rcoll_board_desc_t *d, uint32_t word)
+{
+    int size = r->args.size, me = r->args.rank;
+    size_t len = word & DIRECT_LEN;
+    unsigned char *base = word & DIRECT_AREA ? rcoll_board_inline(b, r->seq) : rcoll_board_head(b, r->seq);
+    bool copied = false;
+    for (int p = 0; p < size; p++) { /* empty blocks too: held, nobody needs to take them */
+        if (p == me || shapeless(r, me, p))
+            continue;
+        uint64_t addr = direct_addr(word, ordinal(p, me));
+        if (len && (!copied || (word & DIRECT_PER_PEER)))
+            memcpy(base + (addr & ~RCOLL_BOARD_HELD), (const void *)(uintptr_t)d[p].send.addr, len);
+        copied = true;
+        d[p].send.addr = addr;
+    }
+}
+
 static rcoll_status_t pairs_start(struct rcoll_request *r, rcoll_board_t *b)
 {
     int size = r->args.size, me = r->args.rank;
@@ -173,11 +251,16 @@ static rcoll_status_t pairs_start(struct rcoll_request *r, rcoll_board_t *b)
         if (p != me)
             rcoll_nb_regions(r, p, &d[p].send, &d[p].recv);
     memset(&d[me], 0, sizeof d[me]);
-    /* Inline: the sum rounded up per region must fit the area. */
-    size_t need = send_bytes(d, size, me) + 64 * (size_t)size;
-    if (send_bytes(d, size, me) && need <= rcoll_board_inline_bytes(b))
-        copy_inline(d, size, me, rcoll_board_inline(b, r->seq));
-    rcoll_board_post(b, r->seq);
+    uint32_t word = direct_word(r, d, rcoll_board_inline_bytes(b));
+    if (word) {
+        copy_direct(r, b, d, word);
+    } else {
+        /* Inline: the sum rounded up per region must fit the area. */
+        size_t bytes = send_bytes(d, size, me);
+        if (bytes && bytes + 64 * (size_t)size <= rcoll_board_inline_bytes(b))
+            copy_inline(d, size, me, rcoll_board_inline(b, r->seq));
+    }
+    rcoll_board_post(b, r->seq, word);
     return RCOLL_OK;
 }
 
@@ -198,39 +281,61 @@ static rcoll_status_t move(rcoll_board_t *b, uint64_t seq, int src, int dst, con
     return st;
 }
 
+/* A block into me of a peer's direct word, claimed: from where its word says. */
+static rcoll_status_t take_direct(rcoll_board_t *b, uint64_t seq, int peer, int me, uint32_t word,
+                                  const rcoll_region_t *to)
+{
+    size_t len = word & DIRECT_LEN, n = len < to->len ? len : to->len;
+    rcoll_status_t st = rcoll_board_read(b, peer, seq, (void *)(uintptr_t)to->addr, direct_addr(word, ordinal(me, peer)), n);
+    rcoll_board_done(b, peer, me, seq, len != to->len);
+    return st;
+}
+
 /* One pass over my pairs with `peer`; true when both are moved (or not mine to wait for). */
 static bool pass_peer(struct rcoll_request *r, rcoll_board_t *b, int peer, rcoll_status_t *st)
 {
     uint64_t seq = r->seq;
     int me = r->args.rank;
     const rcoll_board_desc_t *mine = rcoll_board_descs(b, seq);
+    uint64_t out_addr = mine[peer].send.addr;
+    bool held = (out_addr & RCOLL_BOARD_HELD) != 0;
+    /* A block of mine on the board is mine no more; one of at least 4 KB inline is still
+     * written into a peer that is not inside rcoll (unless it is so small that copying it out
+     * at its wait costs less than my system call). */
+    bool push = !held || ((out_addr & RCOLL_BOARD_INLINE) && mine[peer].send.len >= PUSH_INLINE_MIN);
     bool in_done = rcoll_board_is_done(b, peer, me, seq);
-    bool my_inline = (mine[peer].send.addr & RCOLL_BOARD_INLINE) != 0;
-    bool out_done = rcoll_board_is_done(b, me, peer, seq);
-    if (in_done && (out_done || my_inline))
+    bool out_done = push ? rcoll_board_is_done(b, me, peer, seq) : true;
+    if (in_done && (out_done || held))
         return true;
-    const rcoll_board_desc_t *theirs = rcoll_board_peer(b, peer, seq);
-    if (!theirs)
+    uint32_t word;
+    if (!rcoll_board_peer_head(b, peer, seq, &word))
         return false; /* not posted yet (it cannot have moved past: it needs me for that) */
+    const rcoll_board_desc_t *theirs = NULL;
     rcoll_status_t e = RCOLL_OK;
-    if (!in_done && rcoll_board_claim(b, peer, me, seq)) {
-        e = move(b, seq, peer, me, theirs, mine, me);
-        in_done = true;
+    if (!in_done && (word & DIRECT)) {
+        if (rcoll_board_claim(b, peer, me, seq))
+            e = take_direct(b, seq, peer, me, word, &mine[peer].recv);
+    } else if (!in_done) {
+        theirs = rcoll_board_peer(b, peer, seq);
+        if (theirs && rcoll_board_claim(b, peer, me, seq))
+            e = move(b, seq, peer, me, theirs, mine, me);
     }
     /* A peer waiting inside rcoll reads its block itself (both copy at once); one that is not
-     * gets it from me (an inline block too, unless it is so small that copying it out at its
-     * wait costs less than my system call). */
-    bool push = !my_inline || mine[peer].send.len >= PUSH_INLINE_MIN;
-    if (!out_done && push && !rcoll_board_is_present(b, peer) && rcoll_board_claim(b, me, peer, seq)) {
-        rcoll_status_t e2 = move(b, seq, me, peer, mine, theirs, me);
-        if (e == RCOLL_OK)
-            e = e2;
-        out_done = true;
+     * gets it from me. */
+    if (!out_done && !rcoll_board_is_present(b, peer)) {
+        if (!theirs)
+            theirs = rcoll_board_peer(b, peer, seq);
+        if (theirs && rcoll_board_claim(b, me, peer, seq)) {
+            rcoll_status_t e2 = move(b, seq, me, peer, mine, theirs, me);
+            if (e == RCOLL_OK)
+                e = e2;
+            out_done = true;
+        }
     }
     if (e != RCOLL_OK && *st == RCOLL_OK)
         *st = e;
-    in_done = in_done || rcoll_board_is_done(b, peer, me, seq);
-    out_done = out_done || my_inline || rcoll_board_is_done(b, me, peer, seq);
+    in_done = rcoll_board_is_done(b, peer, me, seq);
+    out_done = out_done || held || rcoll_board_is_done(b, me, peer, seq);
     return in_done && out_done;
 }
 
@@ -239,7 +344,7 @@ static bool pairs_progress(struct rcoll_request *r, rcoll_board_t *b, rcoll_stat
     int size = r->args.size, me = r->args.rank;
     bool all = true;
     for (int k = 1; k < size; k++) { /* from my right neighbour on: ranks spread their reads */
-        int peer = (me + k) % size;
+        int peer = me + k < size ? me + k : me + k - size;
         if (!shapeless(r, me, peer) || !shapeless(r, peer, me))
             all &= pass_peer(r, b, peer, st);
     }

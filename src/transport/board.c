@@ -27,6 +27,9 @@ struct rcoll_board {
     size_t slot_bytes, desc_off, inline_off;
     size_t off_slots, off_claims, off_dones, row_bytes;
     int rank, size;
+    /* Per slot, the peers whose pairs with me its last call moves (bit p: from p to me, and
+     * from me to p); pairs outside them carried nothing and are not waited for. */
+    uint64_t (*waits)[2];
 };
 
 static size_t align64(size_t n)
@@ -66,6 +69,11 @@ rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned sl
     if (!b)
         return NULL;
     inline_bytes = inline_of(v->size, slots, inline_bytes);
+    b->waits = calloc(slots, sizeof *b->waits);
+    if (!b->waits) {
+        free(b);
+        return NULL;
+    }
     b->v = v;
     b->base = base;
     b->slots = slots;
@@ -85,6 +93,8 @@ rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned sl
 
 void rcoll_board_detach(rcoll_board_t *b)
 {
+    if (b)
+        free(b->waits);
     free(b);
 }
 
@@ -178,11 +188,17 @@ bool rcoll_board_slot_free(rcoll_board_t *b, uint64_t seq)
     if (seq <= b->slots)
         return true;
     uint64_t prev = seq - b->slots;
+    const uint64_t *w = b->waits[slot_index(b, seq)];
     for (int p = 0; p < b->size; p++)
-        if (p != b->rank && (!rcoll_board_is_done(b, b->rank, p, prev) ||
-                             !rcoll_board_is_done(b, p, b->rank, prev)))
+        if (((w[0] >> p) & 1 && !rcoll_board_is_done(b, p, b->rank, prev)) ||
+            ((w[1] >> p) & 1 && !rcoll_board_is_done(b, b->rank, p, prev)))
             return false;
     return true;
+}
+
+uint64_t rcoll_board_waits(rcoll_board_t *b, uint64_t seq, bool out)
+{
+    return b->waits[slot_index(b, seq)][out];
 }
 
 rcoll_board_desc_t *rcoll_board_descs(rcoll_board_t *b, uint64_t seq)
@@ -209,8 +225,10 @@ const void *rcoll_board_local(rcoll_board_t *b, uint64_t seq, uint64_t addr)
     return (const void *)(uintptr_t)addr;
 }
 
-void rcoll_board_post(rcoll_board_t *b, uint64_t seq, uint32_t word)
+void rcoll_board_post(rcoll_board_t *b, uint64_t seq, uint32_t word, uint64_t in, uint64_t out)
 {
+    b->waits[slot_index(b, seq)][0] = in & ~(1ull << b->rank);
+    b->waits[slot_index(b, seq)][1] = out & ~(1ull << b->rank);
     rcoll_line_t *h = head_of(b, b->rank, seq);
     h->len = word;
     atomic_store_explicit(&h->value, seq, memory_order_release);
@@ -256,12 +274,6 @@ bool rcoll_board_claim(rcoll_board_t *b, int src, int dst, uint64_t seq)
         if (atomic_compare_exchange_weak_explicit(w, &v, seq, memory_order_acq_rel, memory_order_relaxed))
             return true;
     return false;
-}
-
-void rcoll_board_mark(rcoll_board_t *b, int src, int dst, uint64_t seq)
-{
-    atomic_store_explicit(claim_of(b, src, dst, seq), seq, memory_order_relaxed);
-    atomic_store_explicit(done_of(b, src, dst, seq), seq << 1, memory_order_release);
 }
 
 void rcoll_board_done(rcoll_board_t *b, int src, int dst, uint64_t seq, bool mismatch)

@@ -54,17 +54,22 @@ int rcoll_board_rank(const rcoll_board_t *b);
 int rcoll_board_size(const rcoll_board_t *b);
 size_t rcoll_board_inline_bytes(const rcoll_board_t *b);
 
-/* My slot for collective `seq` (numbered from 1): may I write it? (everything of seq - slots
- * involving me is done: my peers no longer read it) */
+/* My slot for collective `seq` (numbered from 1): may I write it? (every pair of seq - slots
+ * between me and a peer it waits for is done: my peers no longer read it) */
 bool rcoll_board_slot_free(rcoll_board_t *b, uint64_t seq);
+/* The peers the call in my slot of seq waits for, as posted: bit p for the pairs from p to me
+ * (out false) or from me to p (out true). */
+uint64_t rcoll_board_waits(rcoll_board_t *b, uint64_t seq, bool out);
 /* My slot's descriptors (one per rank, mine unused) and inline area, to fill before post. */
 rcoll_board_desc_t *rcoll_board_descs(rcoll_board_t *b, uint64_t seq);
 unsigned char *rcoll_board_inline(rcoll_board_t *b, uint64_t seq);
 /* My slot head's payload (RCOLL_BOARD_HEAD_BYTES), to fill before post. */
 unsigned char *rcoll_board_head(rcoll_board_t *b, uint64_t seq);
 /* Raises my arrival for seq, with `word` (the algorithm's: what its head holds) beside it in
- * the same cache line, and rings every peer's bell. */
-void rcoll_board_post(rcoll_board_t *b, uint64_t seq, uint32_t word);
+ * the same cache line, and rings every peer's bell. `in` and `out`: the peers (bit p) whose
+ * pairs from them to me and from me to them carry something in this call, as both ends know;
+ * the others are never moved, marked or waited for (a bcast's ranks but the root, say). */
+void rcoll_board_post(rcoll_board_t *b, uint64_t seq, uint32_t word, uint64_t in, uint64_t out);
 /* The head payload a peer posted with seq and its word (NULL before it posted seq, and once it
  * moved past it). One cache line: a reader learns the arrival and tiny data in one miss. */
 const unsigned char *rcoll_board_peer_head(rcoll_board_t *b, int peer, uint64_t seq, uint32_t *word);
@@ -79,10 +84,6 @@ bool rcoll_board_arrived(rcoll_board_t *b, int peer, uint64_t seq);
 bool rcoll_board_claim(rcoll_board_t *b, int src, int dst, uint64_t seq);
 void rcoll_board_done(rcoll_board_t *b, int src, int dst, uint64_t seq, bool mismatch);
 bool rcoll_board_is_done(rcoll_board_t *b, int src, int dst, uint64_t seq);
-/* A pair of seq that carries nothing by the collective's shape, as both ends know: marked
- * done (and claimed) at post by either end, ringing no bell. Only once my slot for seq is free
- * (the pair's words of seq - slots are done). */
-void rcoll_board_mark(rcoll_board_t *b, int src, int dst, uint64_t seq);
 /* Moved, and its mover found that the two ends' lengths differ (an erroneous program). */
 bool rcoll_board_mismatch(rcoll_board_t *b, int src, int dst, uint64_t seq);
 

@@ -37,7 +37,7 @@ static rcoll_status_t forward_start(struct rcoll_request *r, rcoll_board_t *b)
             d[p].send.addr = d[p].send.len = 0;
         }
     }
-    rcoll_board_post(b, r->seq, 0);
+    rcoll_board_post(b, r->seq, 0, ~0ull, ~0ull);
     return RCOLL_OK;
 }
 

@@ -17,7 +17,7 @@
  * A rank's call is complete when every block into it is moved and every block of its own
  * buffers (not inline) has been taken. In a rooted collective the blocks its shape leaves
  * empty (between two ranks that are not the root; into a bcast or scatter root; out of a gather
- * root) are marked done at post by both ends, and nobody waits for them. Bytes: each block crosses once (inline: twice, through
+ * root) are known to both ends and never touched: nobody marks or waits for them. Bytes: each block crosses once (inline: twice, through
  * the slot). Steps: none; a rank waits only for the arrival of the peers it exchanges with.
  * Wins whenever ranks arrive apart (the early ones compute while the late ones move the data);
  * with everyone present, work splits by arrival order. */
@@ -141,8 +141,9 @@ static void copy_inline(rcoll_board_desc_t *d, int size, int me, unsigned char *
 
 /* Rooted collectives: blocks that the collective's shape leaves empty, as both ends know:
  * between two ranks that are not the root, into the root of bcast and scatter(v), out of the
- * root of gather(v). Marked done at post; nobody waits for them (a bcast root, say, is
- * complete once its receivers took its data, whether or not the others arrived). */
+ * root of gather(v). Posted as such (rcoll_board_post's masks): nobody moves, marks or waits
+ * for them (a bcast root, say, is complete once its receivers took its data, whether or not
+ * the others arrived; a receiver writes no line but the root's and its own). */
 static bool shapeless(const struct rcoll_request *r, int src, int dst)
 {
     int root = r->args.root;
@@ -240,11 +241,10 @@ static void copy_direct(const struct rcoll_request *r, rcoll_board_t *b, rcoll_b
 static rcoll_status_t pairs_start(struct rcoll_request *r, rcoll_board_t *b)
 {
     int size = r->args.size, me = r->args.rank;
+    uint64_t in = 0, out = 0;
     for (int p = 0; p < size; p++) {
-        if (p != me && shapeless(r, me, p))
-            rcoll_board_mark(b, me, p, r->seq);
-        if (p != me && shapeless(r, p, me))
-            rcoll_board_mark(b, p, me, r->seq);
+        in |= (uint64_t)!shapeless(r, p, me) << p;
+        out |= (uint64_t)!shapeless(r, me, p) << p;
     }
     rcoll_board_desc_t *d = rcoll_board_descs(b, r->seq);
     for (int p = 0; p < size; p++)
@@ -260,7 +260,7 @@ static rcoll_status_t pairs_start(struct rcoll_request *r, rcoll_board_t *b)
         if (bytes && bytes + 64 * (size_t)size <= rcoll_board_inline_bytes(b))
             copy_inline(d, size, me, rcoll_board_inline(b, r->seq));
     }
-    rcoll_board_post(b, r->seq, word);
+    rcoll_board_post(b, r->seq, word, in, out);
     return RCOLL_OK;
 }
 
@@ -303,8 +303,9 @@ static bool pass_peer(struct rcoll_request *r, rcoll_board_t *b, int peer, rcoll
      * written into a peer that is not inside rcoll (unless it is so small that copying it out
      * at its wait costs less than my system call). */
     bool push = !held || ((out_addr & RCOLL_BOARD_INLINE) && mine[peer].send.len >= PUSH_INLINE_MIN);
-    bool in_done = rcoll_board_is_done(b, peer, me, seq);
-    bool out_done = push ? rcoll_board_is_done(b, me, peer, seq) : true;
+    bool in_none = shapeless(r, peer, me), out_none = shapeless(r, me, peer);
+    bool in_done = in_none || rcoll_board_is_done(b, peer, me, seq);
+    bool out_done = out_none || !push || rcoll_board_is_done(b, me, peer, seq);
     if (in_done && (out_done || held))
         return true;
     uint32_t word;
@@ -334,7 +335,7 @@ static bool pass_peer(struct rcoll_request *r, rcoll_board_t *b, int peer, rcoll
     }
     if (e != RCOLL_OK && *st == RCOLL_OK)
         *st = e;
-    in_done = rcoll_board_is_done(b, peer, me, seq);
+    in_done = in_none || rcoll_board_is_done(b, peer, me, seq);
     out_done = out_done || held || rcoll_board_is_done(b, me, peer, seq);
     return in_done && out_done;
 }
@@ -361,9 +362,10 @@ rcoll_status_t rcoll_nb_rescue(rcoll_board_t *b, uint64_t seq)
     rcoll_status_t st = RCOLL_OK;
     int me = rcoll_board_rank(b);
     const rcoll_board_desc_t *mine = rcoll_board_descs(b, seq);
+    uint64_t out = rcoll_board_waits(b, seq, true);
     for (int p = 0; p < rcoll_board_size(b); p++) {
         const rcoll_board_desc_t *theirs;
-        if (p == me || rcoll_board_is_done(b, me, p, seq) || !(theirs = rcoll_board_peer(b, p, seq)) ||
+        if (!((out >> p) & 1) || rcoll_board_is_done(b, me, p, seq) || !(theirs = rcoll_board_peer(b, p, seq)) ||
             !rcoll_board_claim(b, me, p, seq))
             continue;
         rcoll_status_t e = move(b, seq, me, p, mine, theirs, me);

@@ -434,7 +434,6 @@ static rcoll_status_t make(rcoll_team_t *t, const rcoll_call_t *c, bool persiste
             release(r);
         return rcoll_team_error(t, RCOLL_ERR_NOMEM, "%s: out of memory", rcoll_coll_name(c->coll));
     }
-    r->team = t;
     r->persistent = persistent;
     r->call = *c;
     size_t *at = r->arrays;

@@ -286,7 +286,8 @@ static rcoll_status_t take_direct(rcoll_board_t *b, uint64_t seq, int peer, int 
                                   const rcoll_region_t *to)
 {
     size_t len = word & DIRECT_LEN, n = len < to->len ? len : to->len;
-    rcoll_status_t st = rcoll_board_read(b, peer, seq, (void *)(uintptr_t)to->addr, direct_addr(word, ordinal(me, peer)), n);
+    uint64_t from = direct_addr(word, ordinal(me, peer));
+    rcoll_status_t st = rcoll_board_read(b, peer, seq, (void *)(uintptr_t)to->addr, from, n);
     rcoll_board_done(b, peer, me, seq, len != to->len);
     return st;
 }

@@ -376,18 +376,30 @@ static int matrix_rank(int rank, const rcoll_oob_t *oob, void *arg)
     return fails ? 1 : 0;
 }
 
-/* ---- progress without the caller ---- */
-
-static _Atomic int *awake; /* shared: rank 0 has come back from computing */
-
-static int offload_rank(int rank, const rcoll_oob_t *oob, void *arg)
+/* Runs body(team, rank, size) on a new context and team, then a barrier; its failures (a
+ * body returns -1 when a call failed so that the team cannot go on: this rank leaves then). */
+static int on_team(const rcoll_oob_t *oob, int rank, int (*body)(rcoll_team_t *t, int rank, int size))
 {
-    (void)arg;
     rcoll_context_t *ctx;
     rcoll_team_t *t;
     if (rcoll_context_create(&ctx) != RCOLL_OK || rcoll_team_create(ctx, oob, &t) != RCOLL_OK)
         return 1;
-    int size = oob->size, fails = 0;
+    int fails = body(t, rank, oob->size);
+    if (fails < 0)
+        return 1;
+    rcoll_barrier(t);
+    rcoll_team_destroy(t);
+    rcoll_context_destroy(ctx);
+    return fails;
+}
+
+/* ---- progress without the caller ---- */
+
+static _Atomic int *awake; /* shared: rank 0 has come back from computing */
+
+static int offload(rcoll_team_t *t, int rank, int size)
+{
+    int fails = 0;
     int peers = strcmp(rcoll_team_progress_mode(t), "peers") == 0;
     size_t m = 256 * 1024;
     for (int rep = 0; rep < 2 && !fails; rep++) {
@@ -395,7 +407,7 @@ static int offload_rank(int rank, const rcoll_oob_t *oob, void *arg)
         setup(&s, rep ? RCOLL_COLL_ALLGATHER : RCOLL_COLL_ALLTOALL, m, 0, 500 + rep, 0, rank, size);
         fill_send(&s, rank, size);
         if (rcoll_barrier(t) != RCOLL_OK || post(t, &s, rank, 0) != RCOLL_OK)
-            return 1;
+            return -1;
         if (rank == 0) { /* posts, then computes outside rcoll */
             struct timespec ts = {1, 0};
             nanosleep(&ts, NULL);
@@ -412,10 +424,13 @@ static int offload_rank(int rank, const rcoll_oob_t *oob, void *arg)
         rcoll_request_free(s.req);
         teardown(&s);
     }
-    rcoll_barrier(t);
-    rcoll_team_destroy(t);
-    rcoll_context_destroy(ctx);
     return fails;
+}
+
+static int offload_rank(int rank, const rcoll_oob_t *oob, void *arg)
+{
+    (void)arg;
+    return on_team(oob, rank, offload);
 }
 
 /* ---- a root far ahead of a receiver that is away ---- */
@@ -425,14 +440,9 @@ static int offload_rank(int rank, const rcoll_oob_t *oob, void *arg)
  * it held there for them into their buffers itself. Then they post the same calls and find
  * their data there, for tiny blocks (in the slot head), small ones (inline) and pushed ones. */
 #define AHEAD_CALLS 20
-static int ahead_rank(int rank, const rcoll_oob_t *oob, void *arg)
+static int ahead(rcoll_team_t *t, int rank, int size)
 {
-    (void)arg;
-    rcoll_context_t *ctx;
-    rcoll_team_t *t;
-    if (rcoll_context_create(&ctx) != RCOLL_OK || rcoll_team_create(ctx, oob, &t) != RCOLL_OK)
-        return 1;
-    int size = oob->size, fails = 0;
+    int fails = 0;
     static const size_t ms[] = {8, 1000, 5000};
     for (int k = 0; k < 3 && !fails; k++) {
         slot_t s[AHEAD_CALLS];
@@ -441,7 +451,7 @@ static int ahead_rank(int rank, const rcoll_oob_t *oob, void *arg)
             fill_send(&s[i], rank, size);
         }
         if (rcoll_barrier(t) != RCOLL_OK)
-            return 1;
+            return -1;
         if (rank != 0) { /* away while the root runs ahead */
             struct timespec ts = {0, 200 * 1000 * 1000};
             nanosleep(&ts, NULL);
@@ -457,10 +467,13 @@ static int ahead_rank(int rank, const rcoll_oob_t *oob, void *arg)
         for (int i = 0; i < AHEAD_CALLS; i++)
             teardown(&s[i]);
     }
-    rcoll_barrier(t);
-    rcoll_team_destroy(t);
-    rcoll_context_destroy(ctx);
     return fails;
+}
+
+static int ahead_rank(int rank, const rcoll_oob_t *oob, void *arg)
+{
+    (void)arg;
+    return on_team(oob, rank, ahead);
 }
 
 /* ---- peer failure ---- */

@@ -1,7 +1,9 @@
 /* rcoll public C API: contexts, teams built over an out-of-band bootstrap, and blocking,
  * nonblocking and persistent collectives (barrier, allgather, alltoall, bcast, gather, scatter and the v-forms of
- * allgather, alltoall, gather and scatter). Everything a user or a binding needs is in this
- * header. Data is counted in bytes: a binding packs typed data before it calls rcoll. */
+ * allgather, alltoall, gather and scatter), and reductions (allreduce, reduce, reduce_scatter,
+ * reduce_scatter_block, scan, exscan). Everything a user or a binding needs is in this header.
+ * Data movement is counted in bytes (a binding packs typed data before it calls rcoll);
+ * reductions count elements of a type. */
 #ifndef RCOLL_RCOLL_H
 #define RCOLL_RCOLL_H
 
@@ -54,6 +56,12 @@ typedef enum {
     RCOLL_COLL_ALLTOALLV = 7,
     RCOLL_COLL_GATHERV = 8,
     RCOLL_COLL_SCATTERV = 9,
+    RCOLL_COLL_ALLREDUCE = 10,
+    RCOLL_COLL_REDUCE = 11,
+    RCOLL_COLL_REDUCE_SCATTER_BLOCK = 12,
+    RCOLL_COLL_REDUCE_SCATTER = 13,
+    RCOLL_COLL_SCAN = 14,
+    RCOLL_COLL_EXSCAN = 15,
     RCOLL_COLL_COUNT
 } rcoll_coll_t;
 
@@ -143,6 +151,96 @@ RCOLL_API rcoll_status_t rcoll_gatherv(rcoll_team_t *team, const void *sendbuf, 
  * rcoll_scatter. */
 RCOLL_API rcoll_status_t rcoll_scatterv(rcoll_team_t *team, const void *sendbuf, const size_t *counts,
                                         const size_t *displs, void *recvbuf, size_t recvbytes, int root);
+
+/* ---- Reductions (docs/reductions.md) ----
+ *
+ * Element types: the fixed-size integers, float, double, long double, the C complex types, C
+ * bool, the pairs of minloc/maxloc (value, then int index: the C struct's layout, as MPI's
+ * MPI_FLOAT_INT, ...), and opaque elements of n bytes (RCOLL_DTYPE_BYTES(n)), which only a
+ * user operation can combine. */
+typedef int rcoll_dtype_t;
+enum {
+    RCOLL_DTYPE_INT8 = 0, RCOLL_DTYPE_UINT8, RCOLL_DTYPE_INT16, RCOLL_DTYPE_UINT16,
+    RCOLL_DTYPE_INT32, RCOLL_DTYPE_UINT32, RCOLL_DTYPE_INT64, RCOLL_DTYPE_UINT64,
+    RCOLL_DTYPE_FLOAT, RCOLL_DTYPE_DOUBLE, RCOLL_DTYPE_LONG_DOUBLE,
+    RCOLL_DTYPE_FLOAT_COMPLEX, RCOLL_DTYPE_DOUBLE_COMPLEX, RCOLL_DTYPE_LONG_DOUBLE_COMPLEX,
+    RCOLL_DTYPE_BOOL,
+    RCOLL_DTYPE_FLOAT_INT,       /* struct { float v; int i; } */
+    RCOLL_DTYPE_DOUBLE_INT,      /* struct { double v; int i; } */
+    RCOLL_DTYPE_LONG_INT,        /* struct { long v; int i; } */
+    RCOLL_DTYPE_2INT,            /* struct { int v; int i; } */
+    RCOLL_DTYPE_SHORT_INT,       /* struct { short v; int i; } */
+    RCOLL_DTYPE_LONG_DOUBLE_INT, /* struct { long double v; int i; } */
+    RCOLL_DTYPE_COUNT
+};
+/* An opaque element of n bytes (1 <= n < 2^24), for user operations. */
+#define RCOLL_DTYPE_BYTES(n) ((rcoll_dtype_t)(0x1000000 + (int)(n)))
+
+/* Operations: the predefined ones are constants; a user operation is made by rcoll_op_create.
+ * Predefined operations apply where C (and MPI) define them: sum and prod on numbers (complex
+ * included), min and max on integers and real floating types, land, lor and lxor on integers
+ * and bool, band, bor and bxor on integers and bool, minloc and maxloc on the pair types (the
+ * smaller index on a tie). Anything else is RCOLL_ERR_INVALID. */
+typedef struct rcoll_op *rcoll_op_t;
+#define RCOLL_OP_SUM ((rcoll_op_t)(uintptr_t)1)
+#define RCOLL_OP_PROD ((rcoll_op_t)(uintptr_t)2)
+#define RCOLL_OP_MIN ((rcoll_op_t)(uintptr_t)3)
+#define RCOLL_OP_MAX ((rcoll_op_t)(uintptr_t)4)
+#define RCOLL_OP_LAND ((rcoll_op_t)(uintptr_t)5)
+#define RCOLL_OP_LOR ((rcoll_op_t)(uintptr_t)6)
+#define RCOLL_OP_LXOR ((rcoll_op_t)(uintptr_t)7)
+#define RCOLL_OP_BAND ((rcoll_op_t)(uintptr_t)8)
+#define RCOLL_OP_BOR ((rcoll_op_t)(uintptr_t)9)
+#define RCOLL_OP_BXOR ((rcoll_op_t)(uintptr_t)10)
+#define RCOLL_OP_MINLOC ((rcoll_op_t)(uintptr_t)11)
+#define RCOLL_OP_MAXLOC ((rcoll_op_t)(uintptr_t)12)
+
+/* A user operation: inout[i] = in[i] op inout[i] for i < count (MPI's order: `in` holds the
+ * contribution of the lower ranks). It must be associative; a commutative one lets rcoll
+ * combine in any order, a non-commutative one is always applied in rank order. `arg` is passed
+ * through. The function may be called from any rcoll call of the team (also another thread's
+ * progress thread, RCOLL_PROGRESS=thread). Free it once no call that uses it is outstanding. */
+typedef void (*rcoll_user_fn_t)(const void *in, void *inout, size_t count, rcoll_dtype_t dtype, void *arg);
+RCOLL_API rcoll_status_t rcoll_op_create(rcoll_user_fn_t fn, void *arg, int commutative, rcoll_op_t *op);
+RCOLL_API void rcoll_op_free(rcoll_op_t op);
+/* Bytes of one element (0 for a value that names no type). */
+RCOLL_API size_t rcoll_dtype_size(rcoll_dtype_t dtype);
+/* Names as rcoll-bench takes them ("double", "int32", "sum", "maxloc", ...); -1 / NULL if unknown. */
+RCOLL_API const char *rcoll_dtype_name(rcoll_dtype_t dtype);
+RCOLL_API int rcoll_dtype_from_name(const char *name);
+RCOLL_API const char *rcoll_op_name(rcoll_op_t op);
+RCOLL_API rcoll_op_t rcoll_op_from_name(const char *name);
+/* Whether `op` applies to `dtype` (1) or not (0). */
+RCOLL_API int rcoll_op_valid(rcoll_op_t op, rcoll_dtype_t dtype);
+/* inout = in op inout, locally (MPI_Reduce_local). */
+RCOLL_API rcoll_status_t rcoll_reduce_local(const void *in, void *inout, size_t count, rcoll_dtype_t dtype,
+                                            rcoll_op_t op);
+
+/* Every call of a team combines the ranks' vectors in one fixed order per team size (rank order
+ * where the operation is not commutative), so every rank gets bitwise the same result; with
+ * RCOLL_REPRODUCIBLE=1 also the same from run to run whatever the algorithm (docs/reductions.md).
+ * Counts are elements of `dtype`. In place: sendbuf = RCOLL_IN_PLACE, the input is in recvbuf. */
+RCOLL_API rcoll_status_t rcoll_allreduce(rcoll_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                                         rcoll_dtype_t dtype, rcoll_op_t op);
+/* The result lands in the root's recvbuf only (recvbuf matters at the root only; in place at
+ * the root only). */
+RCOLL_API rcoll_status_t rcoll_reduce(rcoll_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                                      rcoll_dtype_t dtype, rcoll_op_t op, int root);
+/* sendbuf holds size * count elements; block j of the result (count elements) lands in rank
+ * j's recvbuf. In place: the input is recvbuf's size * count elements, the result its first
+ * count. */
+RCOLL_API rcoll_status_t rcoll_reduce_scatter_block(rcoll_team_t *team, const void *sendbuf, void *recvbuf,
+                                                    size_t count, rcoll_dtype_t dtype, rcoll_op_t op);
+/* As rcoll_reduce_scatter_block with counts[j] elements for rank j (blocks back to back in the
+ * send buffer; counts alike on every rank). */
+RCOLL_API rcoll_status_t rcoll_reduce_scatter(rcoll_team_t *team, const void *sendbuf, void *recvbuf,
+                                              const size_t *counts, rcoll_dtype_t dtype, rcoll_op_t op);
+/* Inclusive prefix: rank r receives the vectors of ranks 0..r combined. */
+RCOLL_API rcoll_status_t rcoll_scan(rcoll_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                                    rcoll_dtype_t dtype, rcoll_op_t op);
+/* Exclusive prefix: rank r receives ranks 0..r-1 combined; rank 0's recvbuf is not written. */
+RCOLL_API rcoll_status_t rcoll_exscan(rcoll_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                                      rcoll_dtype_t dtype, rcoll_op_t op);
 
 /* ---- Nonblocking and persistent collectives (docs/nonblocking.md) ----
  *

@@ -9,14 +9,19 @@
  *   (1..9 and 16) x counts 0, 1, 7, 1001 and > 1 MB x in place or not x roots (reduce: every
  *   root for a quarter of the pairs, a rotating one for the others) x operation/type pairs
  *   (sum/prod/min/max on int32, uint8, int64, float, double; sum on double complex;
- *   land/lor/lxor/band/bor/bxor on uint32 and bool; minloc/maxloc on double_int and 2int with
+ *   land/lor/lxor/band/bor/bxor on uint32, land/lor/lxor on bool (rcoll.h: the bitwise ones
+ *   apply to integers only); minloc/maxloc on double_int and 2int with
  *   many ties; a commutative user sum on int64). Inputs are deterministic and exact (small
  *   integers, powers of two), so the serial reference in rank order is the exact answer. Guard
  *   bytes around every receive buffer, the send buffer unchanged, a non-root's receive buffer of
- *   reduce untouched, exscan's rank-0 buffer untouched. Team sizes above 8 and --quick run a
- *   reduced set of pairs; counts above 1 MB run two pairs.
- * - non-commutative: a user operation (2x2 matrix product of integer-valued doubles on
- *   RCOLL_DTYPE_BYTES(32) elements) in rank order for every reduction (reduce at every root).
+ *   reduce untouched, exscan's rank-0 buffer untouched; every other call passes NULL where a
+ *   buffer does not matter (a non-root's recvbuf, an empty call's buffers, the recvbuf of an
+ *   empty reduce_scatter block). Team sizes above 8 and --quick run a reduced set of pairs;
+ *   counts above 1 MB run two pairs; vectors above the reductions' 8 MB of scratch (which run in
+ *   parts) one, at team sizes 2 and 3 (not --quick).
+ * - non-commutative: user operations in rank order for every reduction (reduce at every root):
+ *   2x2 matrix product of integer-valued doubles on RCOLL_DTYPE_BYTES(32) elements, and
+ *   affine maps mod 256 on RCOLL_DTYPE_BYTES(3) (odd size, unaligned elements).
  * - bitwise: allreduce of random doubles and floats (inexact sums): every rank's result gathered
  *   (rcoll_allgather; a hash of it past 1 MB of gathered data) and compared bytewise; with
  *   RCOLL_REPRODUCIBLE=1 in the environment also equal across all algorithms (and in place or
@@ -26,7 +31,8 @@
  * - errors: bad root, NULL buffers with count > 0, NULL counts, an operation invalid for the type,
  *   an unknown type or operation: RCOLL_ERR_INVALID on every rank without a hang, then a good
  *   call on the same team.
- * Options (as test_matrix): --coll NAME[,NAME..] (the reductions, and "local"; default all),
+ * Options (as test_matrix): --coll NAME[,NAME..] (the reductions, and "local"; default all, but
+ * not local with --nodes),
  * --algo NAME, --np 1,2,..., --quick (reduced matrix, fewer calls), --nodes N (emulated nodes,
  * RCOLL_NODE_MAP in blocks; node-aware algorithms then run too), --calls N (racing calls). */
 #include <complex.h>
@@ -64,7 +70,7 @@ typedef struct { int v; int i; } int2_t;
 typedef struct { short v; int i; } short_int_t;
 typedef struct { long double v; int i; } ldouble_int_t;
 
-typedef enum { K_SINT, K_UINT, K_FLOAT, K_COMPLEX, K_BOOL, K_PAIR, K_MAT, K_OPAQUE } kind_t;
+typedef enum { K_SINT, K_UINT, K_FLOAT, K_COMPLEX, K_BOOL, K_PAIR, K_MAT, K_AFF, K_OPAQUE } kind_t;
 
 typedef struct {
     rcoll_dtype_t dt;
@@ -74,6 +80,7 @@ typedef struct {
 } dtype_info_t;
 
 #define MAT_DTYPE RCOLL_DTYPE_BYTES(32)
+#define AFF_DTYPE RCOLL_DTYPE_BYTES(3)
 
 static const dtype_info_t dtypes[] = {
     {RCOLL_DTYPE_INT8, "int8", sizeof(int8_t), K_SINT},
@@ -98,6 +105,7 @@ static const dtype_info_t dtypes[] = {
     {RCOLL_DTYPE_SHORT_INT, "short_int", sizeof(short_int_t), K_PAIR},
     {RCOLL_DTYPE_LONG_DOUBLE_INT, "long_double_int", sizeof(ldouble_int_t), K_PAIR},
     {MAT_DTYPE, "bytes32 (2x2 matrix)", 32, K_MAT},
+    {AFF_DTYPE, "bytes3 (affine map mod 256)", 3, K_AFF},
     {RCOLL_DTYPE_BYTES(8), "bytes8", 8, K_OPAQUE},
 };
 #define NDTYPES ((int)(sizeof dtypes / sizeof *dtypes))
@@ -113,19 +121,20 @@ static const dtype_info_t *dinfo(rcoll_dtype_t dt)
 /* ---- operations: the predefined ones by number, then the test's user operations ---- */
 
 enum { O_SUM = 1, O_PROD, O_MIN, O_MAX, O_LAND, O_LOR, O_LXOR, O_BAND, O_BOR, O_BXOR, O_MINLOC,
-       O_MAXLOC, O_USUM, O_MAT, O_END };
+       O_MAXLOC, O_USUM, O_MAT, O_AFF, O_END };
 
 static const char *const op_names[O_END] = {
     "?", "sum", "prod", "min", "max", "land", "lor", "lxor", "band", "bor", "bxor", "minloc",
-    "maxloc", "user_sum(commutative)", "user_matmul(non-commutative)"};
+    "maxloc", "user_sum(commutative)", "user_matmul(non-commutative)", "user_affine(non-commutative)"};
 
-static rcoll_op_t user_sum_op, user_mat_op;
-static int user_sum_tag, user_mat_tag;
+static rcoll_op_t user_sum_op, user_mat_op, user_aff_op;
+static int user_sum_tag, user_mat_tag, user_aff_tag;
 static volatile int user_fn_bad; /* a user function saw a wrong dtype or arg */
 
 static rcoll_op_t op_of(int opc)
 {
-    return opc == O_USUM ? user_sum_op : opc == O_MAT ? user_mat_op : (rcoll_op_t)(uintptr_t)opc;
+    return opc == O_USUM ? user_sum_op : opc == O_MAT ? user_mat_op : opc == O_AFF ? user_aff_op
+                                                                            : (rcoll_op_t)(uintptr_t)opc;
 }
 
 /* inout[i] = in[i] + inout[i] on int64. */
@@ -165,9 +174,27 @@ static void user_mat_fn(const void *in, void *inout, size_t count, rcoll_dtype_t
     }
 }
 
+/* Elements of 3 bytes (odd: no alignment): x -> m x + c mod 256 with m odd, and a byte whose
+ * maximum is kept. inout = in then inout (the lower ranks' map applied first): m = m_in m_io,
+ * c = m_io c_in + c_io. Associative, not commutative. */
+static void affine(const unsigned char *a, unsigned char *b)
+{
+    unsigned char r[3] = {(unsigned char)(a[0] * b[0]), (unsigned char)(b[0] * a[1] + b[1]),
+                          a[2] > b[2] ? a[2] : b[2]};
+    memcpy(b, r, 3);
+}
+
+static void user_aff_fn(const void *in, void *inout, size_t count, rcoll_dtype_t dt, void *arg)
+{
+    if (dt != AFF_DTYPE || arg != &user_aff_tag)
+        user_fn_bad = 1;
+    for (size_t i = 0; i < count; i++)
+        affine((const unsigned char *)in + 3 * i, (unsigned char *)inout + 3 * i);
+}
+
 /* What rcoll.h says: sum and prod on numbers (complex included), min and max on integers and
- * real floating types, the logical and bitwise operations on integers and bool, minloc and
- * maxloc on the pairs; user operations on anything. */
+ * real floating types, the logical operations on integers and bool, the bitwise ones on
+ * integers, minloc and maxloc on the pairs; user operations on anything. */
 static bool expect_valid(int opc, const dtype_info_t *d)
 {
     kind_t k = d->kind;
@@ -176,11 +203,13 @@ static bool expect_valid(int opc, const dtype_info_t *d)
         return k == K_SINT || k == K_UINT || k == K_FLOAT || k == K_COMPLEX;
     case O_MIN: case O_MAX:
         return k == K_SINT || k == K_UINT || k == K_FLOAT;
-    case O_LAND: case O_LOR: case O_LXOR: case O_BAND: case O_BOR: case O_BXOR:
+    case O_LAND: case O_LOR: case O_LXOR:
         return k == K_SINT || k == K_UINT || k == K_BOOL;
+    case O_BAND: case O_BOR: case O_BXOR:
+        return k == K_SINT || k == K_UINT;
     case O_MINLOC: case O_MAXLOC:
         return k == K_PAIR;
-    case O_USUM: case O_MAT:
+    case O_USUM: case O_MAT: case O_AFF:
         return true;
     default:
         return false;
@@ -339,6 +368,11 @@ static void gen(const dtype_info_t *d, int opc, int p, int rank, size_t i, unsig
         memcpy(out, m, sizeof m);
         break;
     }
+    case K_AFF: {
+        unsigned char e[3] = {(unsigned char)(h | 1), (unsigned char)h2, (unsigned char)(h >> 8)};
+        memcpy(out, e, 3);
+        break;
+    }
     case K_OPAQUE:
         memset(out, (int)(h & 0xff), d->size);
         break;
@@ -448,6 +482,8 @@ static void ref_combine(const dtype_info_t *d, int opc, const void *in, void *in
             memcpy(b, inout, 32);
             matmul(a, b, b);
             memcpy(inout, b, 32);
+        } else if (d->kind == K_AFF) {
+            affine(in, inout);
         }
         break;
     }
@@ -698,7 +734,9 @@ static int local_main(int rank, const rcoll_oob_t *oob, void *arg)
     }
     local_pair(O_USUM, dinfo(RCOLL_DTYPE_INT64));
     local_pair(O_MAT, dinfo(MAT_DTYPE));
-    if (!rcoll_op_valid(user_sum_op, RCOLL_DTYPE_INT64) || !rcoll_op_valid(user_mat_op, MAT_DTYPE))
+    local_pair(O_AFF, dinfo(AFF_DTYPE));
+    if (!rcoll_op_valid(user_sum_op, RCOLL_DTYPE_INT64) || !rcoll_op_valid(user_mat_op, MAT_DTYPE) ||
+        !rcoll_op_valid(user_aff_op, AFF_DTYPE))
         local_fail("rcoll_op_valid says a user operation does not apply");
     for (int opc = O_SUM; opc <= O_MAXLOC; opc++) {
         const char *name = rcoll_op_name(op_of(opc));
@@ -750,7 +788,6 @@ static const pair_t full_pairs[] = {
     {O_LAND, RCOLL_DTYPE_UINT32}, {O_LOR, RCOLL_DTYPE_UINT32}, {O_LXOR, RCOLL_DTYPE_UINT32},
     {O_BAND, RCOLL_DTYPE_UINT32}, {O_BOR, RCOLL_DTYPE_UINT32}, {O_BXOR, RCOLL_DTYPE_UINT32},
     {O_LAND, RCOLL_DTYPE_BOOL}, {O_LOR, RCOLL_DTYPE_BOOL}, {O_LXOR, RCOLL_DTYPE_BOOL},
-    {O_BAND, RCOLL_DTYPE_BOOL}, {O_BOR, RCOLL_DTYPE_BOOL}, {O_BXOR, RCOLL_DTYPE_BOOL},
     {O_MINLOC, RCOLL_DTYPE_DOUBLE_INT}, {O_MAXLOC, RCOLL_DTYPE_DOUBLE_INT},
     {O_MINLOC, RCOLL_DTYPE_2INT}, {O_MAXLOC, RCOLL_DTYPE_2INT},
     {O_USUM, RCOLL_DTYPE_INT64},
@@ -762,7 +799,11 @@ static const pair_t reduced_pairs[] = {
     {O_MINLOC, RCOLL_DTYPE_DOUBLE_INT}, {O_MAXLOC, RCOLL_DTYPE_2INT}, {O_USUM, RCOLL_DTYPE_INT64},
 };
 static const pair_t large_pairs[] = {{O_SUM, RCOLL_DTYPE_DOUBLE}, {O_MINLOC, RCOLL_DTYPE_DOUBLE_INT}};
-static const pair_t mat_pair = {O_MAT, MAT_DTYPE};
+/* non-commutative: 2x2 matrices of doubles, and affine maps on odd-sized elements */
+static const pair_t nc_pairs[] = {{O_MAT, MAT_DTYPE}, {O_AFF, AFF_DTYPE}};
+/* above RCOLL_REDUCE_SCRATCH (8 MB) per rank: every algorithm runs in parts (team sizes 2, 3) */
+static const pair_t huge_pair = {O_SUM, RCOLL_DTYPE_UINT8};
+#define HUGE_COUNT ((8u << 20) + 4097)
 #define NPAIRS(a) ((int)(sizeof a / sizeof *a))
 
 static const size_t small_counts[] = {0, 1, 7, 1001};
@@ -907,18 +948,24 @@ static void run_call(rank_t *s, const spec_t *sp)
         free(orig), free(sbuf), free(rbase);
         return;
     }
-    for (size_t i = 0; i < total; i++)
+    for (size_t i = 0; i < total && i < PERIOD; i++)
         gen(d, opc, p, me, i, salt, orig + i * es);
+    for (size_t i = PERIOD; i < total; i += PERIOD) /* inputs repeat with the period */
+        memcpy(orig + i * es, orig, (total - i < PERIOD ? total - i : PERIOD) * es);
     memset(rbase, 0xEE, rlen + 2 * GUARD);
     if (inplace)
         memcpy(rbuf, orig, total * es);
     else
         memcpy(sbuf, orig, total * es);
-    bool rnull = rooted && me != sp->root && (salt & 1); /* recvbuf matters at the root only */
+    /* NULL where a buffer does not matter (every other call): a non-root's recvbuf (reduce),
+     * both buffers of an empty call, the recvbuf of a rank whose block is empty (reduce_scatter) */
+    bool odd = salt & 1, rnull = odd && ((rooted && me != sp->root) || (!inplace && !total) ||
+                                         (sp->coll == RCOLL_COLL_REDUCE_SCATTER && !res_n && !inplace));
+    const void *sarg = inplace ? RCOLL_IN_PLACE : odd && !total ? NULL : sbuf;
     maybe_stall(me, salt);
     user_fn_bad = 0;
-    rcoll_status_t st = call_reduction(s->team, sp->coll, inplace ? RCOLL_IN_PLACE : sbuf, rnull ? NULL : rbuf,
-                                       n, counts, d->dt, op_of(opc), sp->root);
+    rcoll_status_t st = call_reduction(s->team, sp->coll, sarg, rnull ? NULL : rbuf, n, counts, d->dt,
+                                       op_of(opc), sp->root);
     s->call++;
     s->calls_checked++;
     if (st != RCOLL_OK) {
@@ -957,10 +1004,24 @@ static void run_call(rank_t *s, const spec_t *sp)
     } else if (!rnull && !untouched(rbuf, rlen)) {
         fail(s, sp, "a non-root's receive buffer was written");
     }
+    if (rnull && has_result && res_n)
+        fail(s, sp, "test error: NULL receive buffer where a result is due");
 out:
     free(orig);
     free(sbuf);
     free(rbase);
+}
+
+/* The count of a call whose send vector holds about `total` elements: the vector, the block
+ * (reduce_scatter_block), the base of the counts (reduce_scatter, whose blocks are 0, base / 2
+ * and base by rank). */
+static size_t vector_count(rcoll_coll_t coll, size_t total, int p)
+{
+    if (coll == RCOLL_COLL_REDUCE_SCATTER_BLOCK)
+        return total / (size_t)p + 1;
+    if (coll == RCOLL_COLL_REDUCE_SCATTER)
+        return 2 * total / (size_t)p + 1;
+    return total;
 }
 
 static int pair_count(const rank_t *s, const pair_t **pairs)
@@ -993,23 +1054,25 @@ static void run_matrix(rank_t *s)
                 }
             }
     /* above 1 MB: the vector (the block, reduce_scatter(_block)) */
-    size_t large = LARGE_COUNT;
-    if (coll == RCOLL_COLL_REDUCE_SCATTER_BLOCK)
-        large = LARGE_COUNT / (size_t)p + 1;
-    else if (coll == RCOLL_COLL_REDUCE_SCATTER)
-        large = 2 * LARGE_COUNT / (size_t)p + 1;
     for (int k = 0; k < (s->job->quick ? 1 : NPAIRS(large_pairs)); k++)
         for (int inplace = 0; inplace < 2; inplace++) {
-            spec_t sp = {coll, &large_pairs[k], large, inplace, (inplace ? p - 1 : 0) % p, true};
+            spec_t sp = {coll, &large_pairs[k], vector_count(coll, LARGE_COUNT, p), inplace,
+                         (inplace ? p - 1 : 0) % p, true};
             run_call(s, &sp);
         }
+    /* above the reductions' scratch: in parts */
+    for (int inplace = 0; inplace < (p <= 3 && !s->job->quick ? 2 : 0); inplace++) {
+        spec_t sp = {coll, &huge_pair, vector_count(coll, HUGE_COUNT, p), inplace, inplace % p, true};
+        run_call(s, &sp);
+    }
     /* non-commutative: rank order */
-    for (int c = 0; c < NSMALL; c++)
-        for (int inplace = 0; inplace < 2; inplace++)
-            for (int root = 0; root < (rooted ? p : 1); root++) {
-                spec_t sp = {coll, &mat_pair, small_counts[c], inplace, root, true};
-                run_call(s, &sp);
-            }
+    for (int k = 0; k < NPAIRS(nc_pairs); k++)
+        for (int c = 0; c < NSMALL; c++)
+            for (int inplace = 0; inplace < 2; inplace++)
+                for (int root = 0; root < (rooted ? p : 1); root++) {
+                    spec_t sp = {coll, &nc_pairs[k], small_counts[c], inplace, root, true};
+                    run_call(s, &sp);
+                }
 }
 
 /* Random doubles (floats) of many magnitudes: sums that depend on the order. */
@@ -1124,7 +1187,7 @@ static void run_racing(rank_t *s)
     for (int k = 0; k < s->job->calls; k++) {
         const pair_t *pairs;
         int npairs = pair_count(s, &pairs);
-        const pair_t *pair = k % 7 == 6 ? &mat_pair : &pairs[(k * 5) % npairs];
+        const pair_t *pair = k % 7 == 6 ? &nc_pairs[(k / 7) % 2] : &pairs[(k * 5) % npairs];
         spec_t sp = {s->job->coll, pair, ns[(k / 5) % 4], (k / 2) & 1, (k * 3) % p, true};
         switch (k % 5) {
         case 0: case 2:
@@ -1138,10 +1201,9 @@ static void run_racing(rank_t *s)
             break;
         case 1: {
             int root = (k + 1) % p;
+            memset(buf, 0xEE, sizeof buf);
             if (me == root)
                 fill_bytes(buf, 1001, root, s->call);
-            else
-                memset(buf, 0xEE, sizeof buf);
             maybe_stall(me, s->call);
             rcoll_status_t st = rcoll_bcast(s->team, buf, 1001, root);
             if (st != RCOLL_OK || !bytes_ok(buf, 1001, root, s->call) || !untouched(buf + 1001, 64))
@@ -1219,6 +1281,15 @@ static void run_errors(rank_t *s)
     EXPECT_INVALID("allreduce on dtype RCOLL_DTYPE_COUNT",
                    rcoll_allreduce(t, sb, rb, 8, RCOLL_DTYPE_COUNT, RCOLL_OP_SUM));
     EXPECT_INVALID("allreduce with op NULL", rcoll_allreduce(t, sb, rb, 8, RCOLL_DTYPE_DOUBLE, (rcoll_op_t)NULL));
+    EXPECT_INVALID("allreduce of SIZE_MAX / 4 doubles (bytes overflow)",
+                   rcoll_allreduce(t, sb, rb, SIZE_MAX / 4, RCOLL_DTYPE_DOUBLE, RCOLL_OP_SUM));
+    EXPECT_INVALID("reduce_scatter_block of SIZE_MAX / 2 int32 per rank (bytes overflow)",
+                   rcoll_reduce_scatter_block(t, sb, rb, SIZE_MAX / 2, RCOLL_DTYPE_INT32, RCOLL_OP_SUM));
+    size_t huge_counts[MAX_P];
+    for (int j = 0; j < p; j++)
+        huge_counts[j] = SIZE_MAX / 2;
+    EXPECT_INVALID("reduce_scatter with counts of SIZE_MAX / 2 int32 (bytes overflow)",
+                   rcoll_reduce_scatter(t, sb, rb, huge_counts, RCOLL_DTYPE_INT32, RCOLL_OP_SUM));
 #undef EXPECT_INVALID
     /* count 0: the buffers do not matter */
     rcoll_status_t st = rcoll_allreduce(t, NULL, NULL, 0, RCOLL_DTYPE_DOUBLE, RCOLL_OP_SUM);
@@ -1269,7 +1340,7 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
     if (s->failures > MAX_PRINTED)
         fprintf(stderr, "FAIL rank %d: %d failures in all (%d printed)\n", rank, s->failures, MAX_PRINTED);
     if (rank == 0 && getenv("VERBOSE"))
-        fprintf(stderr, "rank 0: %ld calls checked\n", s->calls_checked);
+        fprintf(stderr, "rank 0: %ld calls checked on %d node(s)\n", s->calls_checked, rcoll_team_node_count(team));
     rcoll_team_destroy(team);
     rcoll_context_destroy(ctx);
     return rc;
@@ -1314,13 +1385,15 @@ int main(int argc, char **argv)
             return 2;
         }
     if (rcoll_op_create(user_sum_fn, &user_sum_tag, 1, &user_sum_op) != RCOLL_OK ||
-        rcoll_op_create(user_mat_fn, &user_mat_tag, 0, &user_mat_op) != RCOLL_OK) {
+        rcoll_op_create(user_mat_fn, &user_mat_tag, 0, &user_mat_op) != RCOLL_OK ||
+        rcoll_op_create(user_aff_fn, &user_aff_tag, 0, &user_aff_op) != RCOLL_OK) {
         fprintf(stderr, "FAIL rcoll_op_create\n");
         return 1;
     }
     int passed = 0, failed = 0;
     double t0 = now_s();
-    if (!only_coll || listed(only_coll, "local")) {
+    /* the local test: not with --nodes (nothing there depends on nodes) unless --coll names it */
+    if (only_coll ? listed(only_coll, "local") : !nodes) {
         int bad = rcoll_fork_run(1, local_main, NULL, 60);
         (bad ? failed++ : passed++);
         if (bad)
@@ -1365,5 +1438,6 @@ int main(int argc, char **argv)
     printf("%d passed, %d failed (%.1f s)\n", passed, failed, now_s() - t0);
     rcoll_op_free(user_sum_op);
     rcoll_op_free(user_mat_op);
+    rcoll_op_free(user_aff_op);
     return failed ? 1 : 0;
 }

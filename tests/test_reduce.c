@@ -824,6 +824,7 @@ typedef struct {
     int rank, size;
     unsigned call;    /* calls so far: the salt of the next one, alike on every rank */
     long calls_checked;
+    long ran_forced; /* calls of the forced algorithm that ran it (not its fallback, not trivial) */
     int failures;
     unsigned char *cache, *cache_ok; /* the reference of the current call, by i % PERIOD */
     /* RCOLL_REPRODUCIBLE: the first result of each bitwise case (hash and length) */
@@ -912,6 +913,15 @@ static rcoll_status_t call_reduction(rcoll_team_t *team, rcoll_coll_t coll, cons
     }
 }
 
+/* What the team says it ran: the forced algorithm, its fallback, or "trivial". */
+static void check_ran(rank_t *s, const spec_t *sp)
+{
+    const char *ran = rcoll_team_last_algorithm(s->team);
+    if (!forced_or_fallback(sp->coll, s->algo, ran))
+        fail(s, sp, "the team says it ran %s", ran);
+    s->ran_forced += !strcmp(ran, s->algo);
+}
+
 /* One call of a reduction with deterministic inputs, every byte of its outcome checked. */
 static void run_call(rank_t *s, const spec_t *sp)
 {
@@ -972,11 +982,8 @@ static void run_call(rank_t *s, const spec_t *sp)
         fail(s, sp, "%s: %s", rcoll_strerror(st), rcoll_team_last_error(s->team));
         goto out;
     }
-    if (sp->forced) {
-        const char *ran = rcoll_team_last_algorithm(s->team);
-        if (!forced_or_fallback(sp->coll, s->algo, ran))
-            fail(s, sp, "the team says it ran %s", ran);
-    }
+    if (sp->forced)
+        check_ran(s, sp);
     if (user_fn_bad)
         fail(s, sp, "the user function was called with a wrong dtype or arg");
     if (!untouched(rbase, GUARD) || !untouched(rbuf + rlen, GUARD))
@@ -986,7 +993,20 @@ static void run_call(rank_t *s, const spec_t *sp)
         fail(s, sp, "changed its send buffer");
     if (has_result) {
         memset(s->cache_ok, 0, PERIOD);
-        for (size_t k = 0; k < res_n; k++) {
+        size_t k0 = 0; /* checked so far: long vectors of integers compare by bytes, a period at a time */
+        if (res_n > PERIOD && (d->kind == K_SINT || d->kind == K_UINT || d->kind == K_BOOL || d->kind == K_AFF)) {
+            unsigned char *tile = malloc((size_t)PERIOD * es);
+            for (size_t k = 0; tile && k < PERIOD; k++)
+                memcpy(tile + k * es, expected(s, d, opc, res_off + k, lo, hi, salt), es);
+            while (tile && k0 < res_n) {
+                size_t m = res_n - k0 < PERIOD ? res_n - k0 : PERIOD;
+                if (memcmp(rbuf + k0 * es, tile, m * es))
+                    break;
+                k0 += m;
+            }
+            free(tile);
+        }
+        for (size_t k = k0; k < res_n; k++) {
             const unsigned char *want = expected(s, d, opc, res_off + k, lo, hi, salt);
             if (!elem_eq(d, rbuf + k * es, want)) {
                 char g[128], w[128];
@@ -1126,6 +1146,7 @@ static void run_bitwise(rank_t *s)
                     free(in), free(out), free(all);
                     continue;
                 }
+                check_ran(s, &sp);
                 if (!untouched(out + bytes, GUARD))
                     fail(s, &sp, "wrote past its receive buffer");
                 uint64_t h = fnv(out, bytes);
@@ -1291,6 +1312,8 @@ static void run_errors(rank_t *s)
     EXPECT_INVALID("reduce_scatter with counts of SIZE_MAX / 2 int32 (bytes overflow)",
                    rcoll_reduce_scatter(t, sb, rb, huge_counts, RCOLL_DTYPE_INT32, RCOLL_OP_SUM));
 #undef EXPECT_INVALID
+    if (rcoll_team_force_algorithm(t, s->job->coll, "no_such_algorithm") != RCOLL_ERR_INVALID)
+        fail(s, NULL, "errors: forcing an unknown algorithm is not RCOLL_ERR_INVALID");
     /* count 0: the buffers do not matter */
     rcoll_status_t st = rcoll_allreduce(t, NULL, NULL, 0, RCOLL_DTYPE_DOUBLE, RCOLL_OP_SUM);
     if (st != RCOLL_OK)
@@ -1328,7 +1351,10 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
             fail(s, NULL, "forcing: %s", rcoll_team_last_error(team));
             break;
         }
+        s->ran_forced = 0;
         run_matrix(s);
+        if (s->size > 1 && !s->ran_forced)
+            fail(s, NULL, "forced, the algorithm never ran (the team named only fallbacks)");
         if (job->coll == RCOLL_COLL_ALLREDUCE)
             run_bitwise(s);
         run_racing(s);

@@ -134,6 +134,7 @@ extern const rcoll_algo_t rcoll_scatterv_hier;
 extern const rcoll_algo_t rcoll_allreduce_direct_read;
 extern const rcoll_algo_t rcoll_allreduce_gather_all;
 extern const rcoll_algo_t rcoll_allreduce_reduce_scatter_allgather;
+extern const rcoll_algo_t rcoll_allreduce_hier;
 extern const rcoll_algo_t rcoll_reduce_direct_read;
 extern const rcoll_algo_t rcoll_reduce_gather_reduce;
 extern const rcoll_algo_t rcoll_reduce_reduce_scatter_gather;

@@ -1,5 +1,5 @@
 /* Allreduce, every rank gathers every vector and folds them itself.
- * Design: the one-node tiny-vector form of the shared-memory reductions ([xhc], [thakur05]
+ * Design: the one-node tiny-vector form of the shared-memory reductions ([thakur05]; Open MPI xhc
  * "allgather then local reduce"): one allgather of the vectors (on one node the one-sided
  * direct_read of [qian-phd] ch. 6's Shm-Direct: each rank publishes its vector once and reads
  * its peers' in arrival order; across nodes the allgather's own selection), then each rank folds

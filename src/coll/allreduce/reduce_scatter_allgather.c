@@ -1,4 +1,4 @@
-/* Allreduce, reduce-scatter then allgather ([rabenseifner04]; the one-node form of [xhc] and
+/* Allreduce, reduce-scatter then allgather ([rabenseifner04]; the one-node form of Open MPI xhc and
  * UCC's shared-memory layer: each rank reduces its own slice by reading it from every peer).
  * Steps: (1) an alltoallv of slices (slices differ by at most one element; a rank's own slice
  * stays where it is), (2) each rank

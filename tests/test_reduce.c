@@ -70,7 +70,7 @@ typedef struct { int v; int i; } int2_t;
 typedef struct { short v; int i; } short_int_t;
 typedef struct { long double v; int i; } ldouble_int_t;
 
-typedef enum { K_SINT, K_UINT, K_FLOAT, K_COMPLEX, K_BOOL, K_PAIR, K_MAT, K_AFF, K_OPAQUE } kind_t;
+typedef enum { K_SINT, K_UINT, K_FLOAT, K_COMPLEX, K_BOOL, K_PAIR, K_MAT, K_AFF, K_BIG, K_OPAQUE } kind_t;
 
 typedef struct {
     rcoll_dtype_t dt;
@@ -81,6 +81,8 @@ typedef struct {
 
 #define MAT_DTYPE RCOLL_DTYPE_BYTES(32)
 #define AFF_DTYPE RCOLL_DTYPE_BYTES(3)
+#define BIG_ES 8202 /* 2734 affine maps: an element larger than the library's 8 KB fold part */
+#define BIG_DTYPE RCOLL_DTYPE_BYTES(BIG_ES)
 
 static const dtype_info_t dtypes[] = {
     {RCOLL_DTYPE_INT8, "int8", sizeof(int8_t), K_SINT},
@@ -106,6 +108,7 @@ static const dtype_info_t dtypes[] = {
     {RCOLL_DTYPE_LONG_DOUBLE_INT, "long_double_int", sizeof(ldouble_int_t), K_PAIR},
     {MAT_DTYPE, "bytes32 (2x2 matrix)", 32, K_MAT},
     {AFF_DTYPE, "bytes3 (affine map mod 256)", 3, K_AFF},
+    {BIG_DTYPE, "bytes8202 (2734 affine maps)", BIG_ES, K_BIG},
     {RCOLL_DTYPE_BYTES(8), "bytes8", 8, K_OPAQUE},
 };
 #define NDTYPES ((int)(sizeof dtypes / sizeof *dtypes))
@@ -121,20 +124,26 @@ static const dtype_info_t *dinfo(rcoll_dtype_t dt)
 /* ---- operations: the predefined ones by number, then the test's user operations ---- */
 
 enum { O_SUM = 1, O_PROD, O_MIN, O_MAX, O_LAND, O_LOR, O_LXOR, O_BAND, O_BOR, O_BXOR, O_MINLOC,
-       O_MAXLOC, O_USUM, O_MAT, O_AFF, O_END };
+       O_MAXLOC, O_USUM, O_MAT, O_AFF, O_BIG, O_END };
 
 static const char *const op_names[O_END] = {
     "?", "sum", "prod", "min", "max", "land", "lor", "lxor", "band", "bor", "bxor", "minloc",
-    "maxloc", "user_sum(commutative)", "user_matmul(non-commutative)", "user_affine(non-commutative)"};
+    "maxloc", "user_sum(commutative)", "user_matmul(non-commutative)", "user_affine(non-commutative)",
+    "user_affine8202(non-commutative)"};
 
-static rcoll_op_t user_sum_op, user_mat_op, user_aff_op;
-static int user_sum_tag, user_mat_tag, user_aff_tag;
+static rcoll_op_t user_sum_op, user_mat_op, user_aff_op, user_big_op;
+static int user_sum_tag, user_mat_tag, user_aff_tag, user_big_tag;
 static volatile int user_fn_bad; /* a user function saw a wrong dtype or arg */
 
 static rcoll_op_t op_of(int opc)
 {
-    return opc == O_USUM ? user_sum_op : opc == O_MAT ? user_mat_op : opc == O_AFF ? user_aff_op
-                                                                            : (rcoll_op_t)(uintptr_t)opc;
+    switch (opc) {
+    case O_USUM: return user_sum_op;
+    case O_MAT: return user_mat_op;
+    case O_AFF: return user_aff_op;
+    case O_BIG: return user_big_op;
+    default: return (rcoll_op_t)(uintptr_t)opc;
+    }
 }
 
 /* inout[i] = in[i] + inout[i] on int64. */
@@ -192,6 +201,15 @@ static void user_aff_fn(const void *in, void *inout, size_t count, rcoll_dtype_t
         affine((const unsigned char *)in + 3 * i, (unsigned char *)inout + 3 * i);
 }
 
+/* Elements of BIG_ES bytes: BIG_ES / 3 affine maps each. */
+static void user_big_fn(const void *in, void *inout, size_t count, rcoll_dtype_t dt, void *arg)
+{
+    if (dt != BIG_DTYPE || arg != &user_big_tag)
+        user_fn_bad = 1;
+    for (size_t i = 0; i < count * BIG_ES; i += 3)
+        affine((const unsigned char *)in + i, (unsigned char *)inout + i);
+}
+
 /* What rcoll.h says: sum and prod on numbers (complex included), min and max on integers and
  * real floating types, the logical operations on integers and bool, the bitwise ones on
  * integers, minloc and maxloc on the pairs; user operations on anything. */
@@ -209,7 +227,7 @@ static bool expect_valid(int opc, const dtype_info_t *d)
         return k == K_SINT || k == K_UINT;
     case O_MINLOC: case O_MAXLOC:
         return k == K_PAIR;
-    case O_USUM: case O_MAT: case O_AFF:
+    case O_USUM: case O_MAT: case O_AFF: case O_BIG:
         return true;
     default:
         return false;
@@ -373,6 +391,13 @@ static void gen(const dtype_info_t *d, int opc, int p, int rank, size_t i, unsig
         memcpy(out, e, 3);
         break;
     }
+    case K_BIG:
+        for (size_t t = 0; t < BIG_ES; t += 3) {
+            uint32_t ht = mix(h ^ (uint32_t)t * 0x9E3779B1U);
+            unsigned char e[3] = {(unsigned char)(ht | 1), (unsigned char)(ht >> 8), (unsigned char)(ht >> 16)};
+            memcpy((unsigned char *)out + t, e, 3);
+        }
+        break;
     case K_OPAQUE:
         memset(out, (int)(h & 0xff), d->size);
         break;
@@ -484,6 +509,9 @@ static void ref_combine(const dtype_info_t *d, int opc, const void *in, void *in
             memcpy(inout, b, 32);
         } else if (d->kind == K_AFF) {
             affine(in, inout);
+        } else if (d->kind == K_BIG) {
+            for (size_t t = 0; t < BIG_ES; t += 3)
+                affine((const unsigned char *)in + t, (unsigned char *)inout + t);
         }
         break;
     }
@@ -656,10 +684,14 @@ static void local_fail(const char *fmt, ...)
 static void local_pair(int opc, const dtype_info_t *d)
 {
     size_t es = d->size, n = LOCAL_N;
-    unsigned char in[LOCAL_N * MAX_ELEM], in0[LOCAL_N * MAX_ELEM], io[LOCAL_N * MAX_ELEM + GUARD],
-        io0[LOCAL_N * MAX_ELEM], want[MAX_ELEM];
+    unsigned char *in = malloc(n * es), *in0 = malloc(n * es), *io = malloc(n * es + GUARD),
+                  *io0 = malloc(n * es), *want = malloc(es);
+    if (!in || !in0 || !io || !io0 || !want) {
+        local_fail("out of memory");
+        goto out;
+    }
     unsigned salt = (unsigned)opc * 131u + (unsigned)(d - dtypes);
-    memset(io, 0xEE, sizeof io);
+    memset(io, 0xEE, n * es + GUARD);
     for (size_t i = 0; i < n; i++) {
         gen(d, opc, 2, 0, i, salt, in + i * es);
         gen(d, opc, 2, 1, i, salt, io + i * es);
@@ -678,11 +710,11 @@ static void local_pair(int opc, const dtype_info_t *d)
                        rcoll_strerror(st));
         if (memcmp(io, io0, n * es))
             local_fail("reduce_local %s on %s (invalid) wrote its inout buffer", op_names[opc], d->name);
-        return;
+        goto out;
     }
     if (st != RCOLL_OK) {
         local_fail("reduce_local %s on %s: %s", op_names[opc], d->name, rcoll_strerror(st));
-        return;
+        goto out;
     }
     if (user_fn_bad) {
         local_fail("reduce_local %s on %s: the user function saw a wrong dtype or arg", op_names[opc], d->name);
@@ -713,6 +745,12 @@ static void local_pair(int opc, const dtype_info_t *d)
     if (st != RCOLL_OK || memcmp(io, io0, n * es))
         local_fail("reduce_local %s on %s, count 0: %s%s", op_names[opc], d->name, rcoll_strerror(st),
                    memcmp(io, io0, n * es) ? ", buffer written" : "");
+out:
+    free(in);
+    free(in0);
+    free(io);
+    free(io0);
+    free(want);
 }
 
 static int local_main(int rank, const rcoll_oob_t *oob, void *arg)
@@ -735,6 +773,7 @@ static int local_main(int rank, const rcoll_oob_t *oob, void *arg)
     local_pair(O_USUM, dinfo(RCOLL_DTYPE_INT64));
     local_pair(O_MAT, dinfo(MAT_DTYPE));
     local_pair(O_AFF, dinfo(AFF_DTYPE));
+    local_pair(O_BIG, dinfo(BIG_DTYPE));
     if (!rcoll_op_valid(user_sum_op, RCOLL_DTYPE_INT64) || !rcoll_op_valid(user_mat_op, MAT_DTYPE) ||
         !rcoll_op_valid(user_aff_op, AFF_DTYPE))
         local_fail("rcoll_op_valid says a user operation does not apply");
@@ -801,6 +840,8 @@ static const pair_t reduced_pairs[] = {
 static const pair_t large_pairs[] = {{O_SUM, RCOLL_DTYPE_DOUBLE}, {O_MINLOC, RCOLL_DTYPE_DOUBLE_INT}};
 /* non-commutative: 2x2 matrices of doubles, and affine maps on odd-sized elements */
 static const pair_t nc_pairs[] = {{O_MAT, MAT_DTYPE}, {O_AFF, AFF_DTYPE}};
+/* elements larger than the library's fold part (8 KB): counts 1 and 3 */
+static const pair_t big_pair = {O_BIG, BIG_DTYPE};
 /* above RCOLL_REDUCE_SCRATCH (8 MB) per rank: every algorithm runs in parts (team sizes 2, 3) */
 static const pair_t huge_pair = {O_SUM, RCOLL_DTYPE_UINT8};
 #define HUGE_COUNT ((8u << 20) + 4097)
@@ -827,6 +868,7 @@ typedef struct {
     long ran_forced; /* calls of the forced algorithm that ran it (not its fallback, not trivial) */
     int failures;
     unsigned char *cache, *cache_ok; /* the reference of the current call, by i % PERIOD */
+    unsigned char elem[MAX_ELEM], *big; /* scratch of the reference (big: 2 x BIG_ES) */
     /* RCOLL_REPRODUCIBLE: the first result of each bitwise case (hash and length) */
     uint64_t repro_hash[64];
     const char *repro_algo[64];
@@ -877,16 +919,16 @@ static const unsigned char *expected(rank_t *s, const dtype_info_t *d, int opc, 
                                      unsigned salt)
 {
     size_t k = i % PERIOD;
-    unsigned char *e = s->cache + k * MAX_ELEM;
-    if (!s->cache_ok[k]) {
-        unsigned char v[MAX_ELEM];
+    bool big = d->size > MAX_ELEM; /* not cached (few of them): one at a time in s->big */
+    unsigned char *e = big ? s->big : s->cache + k * MAX_ELEM, *v = big ? s->big + d->size : s->elem;
+    if (big || !s->cache_ok[k]) {
         gen(d, opc, s->size, lo, i, salt, e);
         for (int r = lo + 1; r <= hi; r++) {
             gen(d, opc, s->size, r, i, salt, v);
             ref_combine(d, opc, e, v); /* v = acc op v: the lower ranks on the left */
             memcpy(e, v, d->size);
         }
-        s->cache_ok[k] = 1;
+        s->cache_ok[k] = !big;
     }
     return e;
 }
@@ -1010,11 +1052,15 @@ static void run_call(rank_t *s, const spec_t *sp)
             const unsigned char *want = expected(s, d, opc, res_off + k, lo, hi, salt);
             if (!elem_eq(d, rbuf + k * es, want)) {
                 char g[128], w[128];
-                size_t bad = 0;
-                for (size_t j = k; j < res_n; j++)
+                size_t bad = 0, byte = 0;
+                fmt_elem(d, rbuf + k * es, g, sizeof g);
+                fmt_elem(d, want, w, sizeof w);
+                while (byte < es && rbuf[k * es + byte] == want[byte])
+                    byte++;
+                for (size_t j = k; j < res_n; j++) /* (overwrites `want` for big elements) */
                     bad += !elem_eq(d, rbuf + j * es, expected(s, d, opc, res_off + j, lo, hi, salt));
-                fail(s, sp, "element %zu of %zu is %s, expected %s (%zu wrong elements)", k, res_n,
-                     fmt_elem(d, rbuf + k * es, g, sizeof g), fmt_elem(d, want, w, sizeof w), bad);
+                fail(s, sp, "element %zu of %zu is %s, expected %s (byte %zu of it differs first; %zu wrong "
+                     "elements)", k, res_n, g, w, byte, bad);
                 break;
             }
         }
@@ -1093,6 +1139,12 @@ static void run_matrix(rank_t *s)
                     spec_t sp = {coll, &nc_pairs[k], small_counts[c], inplace, root, true};
                     run_call(s, &sp);
                 }
+    for (int n = 1; n <= 3; n += 2)
+        for (int inplace = 0; inplace < 2; inplace++)
+            for (int root = 0; root < (rooted ? p : 1); root++) {
+                spec_t sp = {coll, &big_pair, (size_t)n, inplace, root, true};
+                run_call(s, &sp);
+            }
 }
 
 /* Random doubles (floats) of many magnitudes: sums that depend on the order. */
@@ -1345,6 +1397,7 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
     s->size = oob->size;
     s->cache = malloc((size_t)PERIOD * MAX_ELEM);
     s->cache_ok = malloc(PERIOD);
+    s->big = malloc(2 * BIG_ES);
     for (int i = 0; i < job->nalgos; i++) {
         s->algo = job->algos[i];
         if (rcoll_team_force_algorithm(team, job->coll, s->algo) != RCOLL_OK) {
@@ -1353,7 +1406,9 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
         }
         s->ran_forced = 0;
         run_matrix(s);
-        if (s->size > 1 && !s->ran_forced)
+        /* (hier gives way to the flat algorithms under RCOLL_REPRODUCIBLE=1, by design) */
+        const rcoll_algo_t *al = rcoll_algo_find(job->coll, s->algo);
+        if (s->size > 1 && !s->ran_forced && !(al && al->composed && job->reproducible))
             fail(s, NULL, "forced, the algorithm never ran (the team named only fallbacks)");
         if (job->coll == RCOLL_COLL_ALLREDUCE)
             run_bitwise(s);
@@ -1412,7 +1467,8 @@ int main(int argc, char **argv)
         }
     if (rcoll_op_create(user_sum_fn, &user_sum_tag, 1, &user_sum_op) != RCOLL_OK ||
         rcoll_op_create(user_mat_fn, &user_mat_tag, 0, &user_mat_op) != RCOLL_OK ||
-        rcoll_op_create(user_aff_fn, &user_aff_tag, 0, &user_aff_op) != RCOLL_OK) {
+        rcoll_op_create(user_aff_fn, &user_aff_tag, 0, &user_aff_op) != RCOLL_OK ||
+        rcoll_op_create(user_big_fn, &user_big_tag, 0, &user_big_op) != RCOLL_OK) {
         fprintf(stderr, "FAIL rcoll_op_create\n");
         return 1;
     }
@@ -1465,5 +1521,6 @@ int main(int argc, char **argv)
     rcoll_op_free(user_sum_op);
     rcoll_op_free(user_mat_op);
     rcoll_op_free(user_aff_op);
+    rcoll_op_free(user_big_op);
     return failed ? 1 : 0;
 }

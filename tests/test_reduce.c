@@ -882,6 +882,7 @@ typedef struct {
                * (reduce_scatter_block), the base of the counts (reduce_scatter) */
     int inplace, root;
     bool forced; /* the call's collective is the one forced: check what ran */
+    int mode;    /* 0: blocking, 1: nonblocking (rcoll_i<coll>, wait), 2: persistent (init, start, wait) */
 } spec_t;
 
 static void vfail(rank_t *s, const spec_t *sp, const char *fmt, va_list ap)
@@ -892,8 +893,9 @@ static void vfail(rank_t *s, const spec_t *sp, const char *fmt, va_list ap)
     char msg[512];
     vsnprintf(msg, sizeof msg, fmt, ap);
     if (sp)
-        fprintf(stderr, "FAIL %s algo=%s p=%d op=%s dtype=%s count=%zu in-place=%d root=%d call=%u: rank %d: %s\n",
-                rcoll_coll_name(sp->coll), sp->forced ? s->algo : "auto", s->size, op_names[sp->pair->opc],
+        fprintf(stderr, "FAIL %s%s algo=%s p=%d op=%s dtype=%s count=%zu in-place=%d root=%d call=%u: rank %d: %s\n",
+                sp->mode == 1 ? "nonblocking " : sp->mode == 2 ? "persistent " : "", rcoll_coll_name(sp->coll),
+                sp->forced ? s->algo : "auto", s->size, op_names[sp->pair->opc],
                 dinfo(sp->pair->dt)->name, sp->n, sp->inplace, sp->root, s->call, s->rank, msg);
     else
         fprintf(stderr, "FAIL %s algo=%s p=%d call=%u: rank %d: %s\n", rcoll_coll_name(s->job->coll),
@@ -953,6 +955,45 @@ static rcoll_status_t call_reduction(rcoll_team_t *team, rcoll_coll_t coll, cons
     case RCOLL_COLL_EXSCAN: return rcoll_exscan(team, sbuf, rbuf, n, dt, op);
     default: return RCOLL_ERR_INVALID;
     }
+}
+
+/* The nonblocking (mode 1) or persistent (mode 2) form, completed by rcoll_wait. */
+static rcoll_status_t call_request(rcoll_team_t *team, int mode, rcoll_coll_t coll, const void *sbuf, void *rbuf,
+                                   size_t n, const size_t *counts, rcoll_dtype_t dt, rcoll_op_t op, int root)
+{
+    rcoll_request_t *req = NULL;
+    rcoll_status_t st;
+    bool nb = mode == 1;
+    switch (coll) {
+    case RCOLL_COLL_ALLREDUCE:
+        st = nb ? rcoll_iallreduce(team, sbuf, rbuf, n, dt, op, &req) : rcoll_allreduce_init(team, sbuf, rbuf, n, dt, op, &req);
+        break;
+    case RCOLL_COLL_REDUCE:
+        st = nb ? rcoll_ireduce(team, sbuf, rbuf, n, dt, op, root, &req)
+                : rcoll_reduce_init(team, sbuf, rbuf, n, dt, op, root, &req);
+        break;
+    case RCOLL_COLL_REDUCE_SCATTER_BLOCK:
+        st = nb ? rcoll_ireduce_scatter_block(team, sbuf, rbuf, n, dt, op, &req)
+                : rcoll_reduce_scatter_block_init(team, sbuf, rbuf, n, dt, op, &req);
+        break;
+    case RCOLL_COLL_REDUCE_SCATTER:
+        st = nb ? rcoll_ireduce_scatter(team, sbuf, rbuf, counts, dt, op, &req)
+                : rcoll_reduce_scatter_init(team, sbuf, rbuf, counts, dt, op, &req);
+        break;
+    case RCOLL_COLL_SCAN:
+        st = nb ? rcoll_iscan(team, sbuf, rbuf, n, dt, op, &req) : rcoll_scan_init(team, sbuf, rbuf, n, dt, op, &req);
+        break;
+    default:
+        st = nb ? rcoll_iexscan(team, sbuf, rbuf, n, dt, op, &req) : rcoll_exscan_init(team, sbuf, rbuf, n, dt, op, &req);
+        break;
+    }
+    if (st == RCOLL_OK && !nb)
+        st = rcoll_start(req);
+    if (st == RCOLL_OK)
+        st = rcoll_wait(req);
+    if (req)
+        rcoll_request_free(req);
+    return st;
 }
 
 /* What the team says it ran: the forced algorithm, its fallback, or "trivial". */
@@ -1016,9 +1057,10 @@ static void run_call(rank_t *s, const spec_t *sp)
     const void *sarg = inplace ? RCOLL_IN_PLACE : odd && !total ? NULL : sbuf;
     maybe_stall(me, salt);
     user_fn_bad = 0;
-    rcoll_status_t st = call_reduction(s->team, sp->coll, sarg, rnull ? NULL : rbuf, n, counts, d->dt,
-                                       op_of(opc), sp->root);
-    s->call++;
+    rcoll_status_t st = sp->mode ? call_request(s->team, sp->mode, sp->coll, sarg, rnull ? NULL : rbuf, n, counts,
+                                                d->dt, op_of(opc), sp->root)
+                                 : call_reduction(s->team, sp->coll, sarg, rnull ? NULL : rbuf, n, counts, d->dt,
+                                                  op_of(opc), sp->root);
     s->calls_checked++;
     if (st != RCOLL_OK) {
         fail(s, sp, "%s: %s", rcoll_strerror(st), rcoll_team_last_error(s->team));
@@ -1073,6 +1115,7 @@ static void run_call(rank_t *s, const spec_t *sp)
     if (rnull && has_result && res_n)
         fail(s, sp, "test error: NULL receive buffer where a result is due");
 out:
+    s->call++; /* (after the checks: messages name the call by its salt) */
     free(orig);
     free(sbuf);
     free(rbase);
@@ -1115,7 +1158,7 @@ static void run_matrix(rank_t *s)
                 bool all_roots = rooted && k % 4 == 0;
                 for (int root = 0; root < (all_roots ? p : 1); root++) {
                     spec_t sp = {coll, &pairs[k], small_counts[c], inplace,
-                                 all_roots ? root : (k + c + inplace) % p, true};
+                                 all_roots ? root : (k + c + inplace) % p, true, 0};
                     run_call(s, &sp);
                 }
             }
@@ -1123,12 +1166,12 @@ static void run_matrix(rank_t *s)
     for (int k = 0; k < (s->job->quick ? 1 : NPAIRS(large_pairs)); k++)
         for (int inplace = 0; inplace < 2; inplace++) {
             spec_t sp = {coll, &large_pairs[k], vector_count(coll, LARGE_COUNT, p), inplace,
-                         (inplace ? p - 1 : 0) % p, true};
+                         (inplace ? p - 1 : 0) % p, true, 0};
             run_call(s, &sp);
         }
     /* above the reductions' scratch: in parts */
     for (int inplace = 0; inplace < (p <= 3 && !s->job->quick ? 2 : 0); inplace++) {
-        spec_t sp = {coll, &huge_pair, vector_count(coll, HUGE_COUNT, p), inplace, inplace % p, true};
+        spec_t sp = {coll, &huge_pair, vector_count(coll, HUGE_COUNT, p), inplace, inplace % p, true, 0};
         run_call(s, &sp);
     }
     /* non-commutative: rank order */
@@ -1136,13 +1179,13 @@ static void run_matrix(rank_t *s)
         for (int c = 0; c < NSMALL; c++)
             for (int inplace = 0; inplace < 2; inplace++)
                 for (int root = 0; root < (rooted ? p : 1); root++) {
-                    spec_t sp = {coll, &nc_pairs[k], small_counts[c], inplace, root, true};
+                    spec_t sp = {coll, &nc_pairs[k], small_counts[c], inplace, root, true, 0};
                     run_call(s, &sp);
                 }
     for (int n = 1; n <= 3; n += 2)
         for (int inplace = 0; inplace < 2; inplace++)
             for (int root = 0; root < (rooted ? p : 1); root++) {
-                spec_t sp = {coll, &big_pair, (size_t)n, inplace, root, true};
+                spec_t sp = {coll, &big_pair, (size_t)n, inplace, root, true, 0};
                 run_call(s, &sp);
             }
 }
@@ -1176,7 +1219,7 @@ static void run_bitwise(rank_t *s)
         for (int c = s->job->quick ? 1 : 0; c < 4; c++)
             for (int inplace = 0; inplace < 2; inplace++) {
                 size_t n = counts[c], es = rcoll_dtype_size(dts[t]), bytes = n * es;
-                spec_t sp = {RCOLL_COLL_ALLREDUCE, &sum_pairs[t], n, inplace, 0, true};
+                spec_t sp = {RCOLL_COLL_ALLREDUCE, &sum_pairs[t], n, inplace, 0, true, 0};
                 unsigned salt = 7777u + (unsigned)(t * 8 + c); /* alike across algorithms */
                 unsigned char *in = malloc(bytes), *out = malloc(bytes + GUARD);
                 bool full = (size_t)p * bytes <= (1u << 20);
@@ -1261,7 +1304,7 @@ static void run_racing(rank_t *s)
         const pair_t *pairs;
         int npairs = pair_count(s, &pairs);
         const pair_t *pair = k % 7 == 6 ? &nc_pairs[(k / 7) % 2] : &pairs[(k * 5) % npairs];
-        spec_t sp = {s->job->coll, pair, ns[(k / 5) % 4], (k / 2) & 1, (k * 3) % p, true};
+        spec_t sp = {s->job->coll, pair, ns[(k / 5) % 4], (k / 2) & 1, (k * 3) % p, true, 0};
         switch (k % 5) {
         case 0: case 2:
             run_call(s, &sp);
@@ -1300,6 +1343,92 @@ static void run_racing(rank_t *s)
             s->call++;
             break;
         }
+        }
+    }
+}
+
+/* The nonblocking and persistent forms (as the team runs them: no algorithm forced), one
+ * request at a time: the reduced pairs (a third of them above 8 ranks and with --quick), the
+ * non-commutative ones, counts 0, 1, 7, 1001 (persistent: 1, 1001) and the large one, in
+ * place or not, roots rotating; then several requests outstanding at once, completed in
+ * reverse order. */
+static void run_nonblocking(rank_t *s)
+{
+    rcoll_coll_t coll = s->job->coll;
+    int p = s->size;
+    int step = p > 8 || s->job->quick ? 3 : 1; /* a third of the pairs at 9 and 16 ranks */
+    for (int mode = 1; mode <= 2; mode++) {
+        for (int c = mode == 2 ? 1 : 0; c < NSMALL; c += mode) /* persistent: counts 1 and 1001 */
+            for (int inplace = 0; inplace < 2; inplace++)
+                for (int k = c % step; k < NPAIRS(reduced_pairs) + NPAIRS(nc_pairs); k += step) {
+                    const pair_t *pair = k < NPAIRS(reduced_pairs) ? &reduced_pairs[k] : &nc_pairs[k - NPAIRS(reduced_pairs)];
+                    spec_t sp = {coll, pair, small_counts[c], inplace, (k + c + mode) % p, false, mode};
+                    run_call(s, &sp);
+                }
+        for (int inplace = 0; inplace < 2; inplace++) {
+            spec_t sp = {coll, &large_pairs[0], vector_count(coll, LARGE_COUNT, p), inplace, (inplace + mode) % p,
+                         false, mode};
+            run_call(s, &sp);
+            spec_t big = {coll, &big_pair, 3, inplace, (inplace + mode + 1) % p, false, mode};
+            run_call(s, &big);
+        }
+    }
+    /* outstanding together: three allreduces/this reduction of int32 sums, waited in reverse */
+    enum { OUT = 3 };
+    static const pair_t sum_i32 = {O_SUM, RCOLL_DTYPE_INT32};
+    const dtype_info_t *d = dinfo(RCOLL_DTYPE_INT32);
+    for (int round = 0; round < 4; round++) {
+        int32_t in[OUT][64 * MAX_P], out[OUT][64 * MAX_P + 16];
+        size_t counts[MAX_P], n = 7 + (size_t)round * 13, total = n, res_n = n, res_off = 0;
+        if (coll == RCOLL_COLL_REDUCE_SCATTER_BLOCK) {
+            total = n * (size_t)p;
+            res_off = n * (size_t)s->rank;
+        } else if (coll == RCOLL_COLL_REDUCE_SCATTER) {
+            for (int j = 0; j < p; j++)
+                counts[j] = n;
+            total = n * (size_t)p;
+            res_off = n * (size_t)s->rank;
+        }
+        rcoll_request_t *req[OUT] = {NULL};
+        unsigned salt[OUT];
+        int root = round % p, lo = 0, hi = coll == RCOLL_COLL_SCAN ? s->rank : coll == RCOLL_COLL_EXSCAN ? s->rank - 1 : p - 1;
+        bool has_result = (coll != RCOLL_COLL_REDUCE || s->rank == root) && hi >= 0;
+        spec_t sp = {coll, &sum_i32, n, 0, root, false, 1};
+        for (int k = 0; k < OUT; k++) {
+            salt[k] = s->call++;
+            for (size_t i = 0; i < total; i++)
+                gen(d, O_SUM, p, s->rank, i, salt[k], &in[k][i]);
+            memset(out[k], 0xEE, sizeof out[k]);
+            rcoll_status_t st;
+            switch (coll) {
+            case RCOLL_COLL_ALLREDUCE: st = rcoll_iallreduce(s->team, in[k], out[k], n, d->dt, RCOLL_OP_SUM, &req[k]); break;
+            case RCOLL_COLL_REDUCE: st = rcoll_ireduce(s->team, in[k], out[k], n, d->dt, RCOLL_OP_SUM, root, &req[k]); break;
+            case RCOLL_COLL_REDUCE_SCATTER_BLOCK: st = rcoll_ireduce_scatter_block(s->team, in[k], out[k], n, d->dt, RCOLL_OP_SUM, &req[k]); break;
+            case RCOLL_COLL_REDUCE_SCATTER: st = rcoll_ireduce_scatter(s->team, in[k], out[k], counts, d->dt, RCOLL_OP_SUM, &req[k]); break;
+            case RCOLL_COLL_SCAN: st = rcoll_iscan(s->team, in[k], out[k], n, d->dt, RCOLL_OP_SUM, &req[k]); break;
+            default: st = rcoll_iexscan(s->team, in[k], out[k], n, d->dt, RCOLL_OP_SUM, &req[k]); break;
+            }
+            if (st != RCOLL_OK)
+                fail(s, &sp, "outstanding request %d: %s: %s", k, rcoll_strerror(st), rcoll_team_last_error(s->team));
+        }
+        for (int k = OUT - 1; k >= 0; k--) {
+            if (!req[k])
+                continue;
+            rcoll_status_t st = rcoll_wait(req[k]);
+            rcoll_request_free(req[k]);
+            if (st != RCOLL_OK) {
+                fail(s, &sp, "outstanding request %d: wait: %s", k, rcoll_strerror(st));
+                continue;
+            }
+            s->calls_checked++;
+            memset(s->cache_ok, 0, PERIOD);
+            for (size_t i = 0; has_result && i < res_n; i++)
+                if (memcmp(&out[k][i], expected(s, d, O_SUM, res_off + i, lo, hi, salt[k]), 4)) {
+                    fail(s, &sp, "outstanding request %d of %d: element %zu wrong", k, OUT, i);
+                    break;
+                }
+            if (!untouched((unsigned char *)&out[k][has_result ? res_n : 0], 16 * 4))
+                fail(s, &sp, "outstanding request %d of %d: wrote past its result", k, OUT);
         }
     }
 }
@@ -1372,8 +1501,8 @@ static void run_errors(rank_t *s)
         fail(s, NULL, "errors: allreduce of count 0 with NULL buffers: %s", rcoll_strerror(st));
     /* the team still works */
     static const pair_t sum_i32 = {O_SUM, RCOLL_DTYPE_INT32};
-    spec_t ok1 = {RCOLL_COLL_ALLREDUCE, &sum_i32, 7, 0, 0, false};
-    spec_t ok2 = {RCOLL_COLL_REDUCE, &sum_i32, 7, 0, p - 1, false};
+    spec_t ok1 = {RCOLL_COLL_ALLREDUCE, &sum_i32, 7, 0, 0, false, 0};
+    spec_t ok2 = {RCOLL_COLL_REDUCE, &sum_i32, 7, 0, p - 1, false, 0};
     run_call(s, &ok1);
     run_call(s, &ok2);
 }
@@ -1416,6 +1545,7 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
     }
     s->algo = NULL;
     rcoll_team_force_algorithm(team, job->coll, NULL);
+    run_nonblocking(s);
     run_errors(s);
     int rc = s->failures ? 1 : 0;
     if (s->failures > MAX_PRINTED)

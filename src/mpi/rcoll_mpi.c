@@ -647,6 +647,7 @@ int MPI_Finalize(void)
     int state = atomic_load(&g.state);
     if (state == STATE_ON || state == STATE_OFF) {
         rmpi_nb_finalize();
+        rmpi_reduce_finalize();
         struct team_node *n;
         while ((n = first_live()) != NULL) {
             PMPI_Comm_delete_attr(n->comm, g.keyval); /* runs delete_attr_fn */

@@ -28,7 +28,7 @@
 #include "rcoll/rcoll.h"
 #include "select/select.h"
 
-enum { RANDOM_CASES = 2000, MIXED_CASES = 200, MAX_VARS = 40, MAX_VALUES = 400, LONG_LEN = 10240 };
+enum { RANDOM_CASES = 2000, MIXED_CASES = 200, MAX_VARS = 48, MAX_VALUES = 400, LONG_LEN = 10240 };
 
 typedef enum { K_CHOICE, K_SIZE, K_INT, K_SECONDS, K_NODE_MAP, K_ALGO, K_MPI, K_TUNE, K_NAME, K_MODEL } kind_t;
 typedef enum { F_NONE, F_INT, F_LONG, F_SIZE, F_DOUBLE, F_STR } field_t;

@@ -58,18 +58,26 @@ static rcoll_status_t call(rcoll_team_t *team, const case_t *c, char *buf, char 
     case RCOLL_COLL_ALLTOALLV: return rcoll_alltoallv(team, out, counts, displs, buf, counts, displs);
     case RCOLL_COLL_GATHERV: return rcoll_gatherv(team, out, BLOCK, buf, counts, displs, 0);
     case RCOLL_COLL_SCATTERV: return rcoll_scatterv(team, out, counts, displs, buf, BLOCK, 0);
+    case RCOLL_COLL_ALLREDUCE: return rcoll_allreduce(team, out, buf, BLOCK, RCOLL_DTYPE_UINT8, RCOLL_OP_SUM);
+    case RCOLL_COLL_REDUCE: return rcoll_reduce(team, out, buf, BLOCK, RCOLL_DTYPE_UINT8, RCOLL_OP_SUM, 0);
+    case RCOLL_COLL_REDUCE_SCATTER_BLOCK:
+        return rcoll_reduce_scatter_block(team, out, buf, BLOCK, RCOLL_DTYPE_UINT8, RCOLL_OP_SUM);
+    case RCOLL_COLL_REDUCE_SCATTER: return rcoll_reduce_scatter(team, out, buf, counts, RCOLL_DTYPE_UINT8, RCOLL_OP_SUM);
+    case RCOLL_COLL_SCAN: return rcoll_scan(team, out, buf, BLOCK, RCOLL_DTYPE_UINT8, RCOLL_OP_SUM);
+    case RCOLL_COLL_EXSCAN: return rcoll_exscan(team, out, buf, BLOCK, RCOLL_DTYPE_UINT8, RCOLL_OP_SUM);
     default: return RCOLL_ERR_INVALID;
     }
 }
 
 /* May a survivor finish without error? Yes where it needs nothing from the absent or dead
  * ranks: a rooted collective's data flows one way (root 0 is alive), except into the root of
- * a gather. */
+ * a gather or reduce; a scan's rank 0 receives nothing. */
 static int may_succeed(const case_t *c, int rank)
 {
     switch (c->coll) {
     case RCOLL_COLL_BCAST: case RCOLL_COLL_SCATTER: case RCOLL_COLL_SCATTERV: return 1;
-    case RCOLL_COLL_GATHER: case RCOLL_COLL_GATHERV: return rank != 0;
+    case RCOLL_COLL_GATHER: case RCOLL_COLL_GATHERV: case RCOLL_COLL_REDUCE: return rank != 0;
+    case RCOLL_COLL_SCAN: case RCOLL_COLL_EXSCAN: return rank == 0; /* it receives nothing */
     default: return 0;
     }
 }

@@ -620,8 +620,8 @@ int main(int argc, char **argv)
         }
         for (int c = 0; c < RCOLL_COLL_COUNT; c++) {
             const rcoll_coll_info_t *ci = rcoll_coll_info((rcoll_coll_t)c);
-            if (only_coll && !listed(only_coll, ci->name))
-                continue;
+            if ((only_coll && !listed(only_coll, ci->name)) || ci->reduction)
+                continue; /* the reductions: test_reduce */
             job.coll = ci->coll;
             for (int i = 0; i < nnp; i++) {
                 /* Composed algorithms only where they run (else they are their fallback). */

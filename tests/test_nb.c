@@ -539,7 +539,8 @@ int main(int argc, char **argv)
     }
     if (!ncolls)
         for (int c = 0; c < RCOLL_COLL_COUNT; c++)
-            colls[ncolls++] = (rcoll_coll_t)c;
+            if (!rcoll_coll_info((rcoll_coll_t)c)->reduction)
+                colls[ncolls++] = (rcoll_coll_t)c;
     sizes = quick ? quick_sizes : full_sizes;
     nsizes = quick ? 5 : 8;
     if (!nnp) {

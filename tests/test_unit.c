@@ -193,7 +193,7 @@ static void check_colls(void)
               "collective %d in the table", c);
     }
     CHECK(!rcoll_coll_info(RCOLL_COLL_COUNT) && !rcoll_coll_info((rcoll_coll_t)-1) &&
-              rcoll_coll_from_name("reduce") == -1 && !strcmp(rcoll_coll_name(RCOLL_COLL_COUNT), "unknown"),
+              rcoll_coll_from_name("reduce_all") == -1 && !strcmp(rcoll_coll_name(RCOLL_COLL_COUNT), "unknown"),
           "no collective beyond the table");
     const rcoll_coll_info_t *ag = rcoll_coll_info(RCOLL_COLL_ALLGATHER), *ga = rcoll_coll_info(RCOLL_COLL_GATHER),
                             *sc = rcoll_coll_info(RCOLL_COLL_SCATTER), *bc = rcoll_coll_info(RCOLL_COLL_BCAST),

@@ -179,8 +179,8 @@ enum {
 /* Operations: the predefined ones are constants; a user operation is made by rcoll_op_create.
  * Predefined operations apply where C (and MPI) define them: sum and prod on numbers (complex
  * included), min and max on integers and real floating types, land, lor and lxor on integers
- * and bool, band, bor and bxor on integers and bool, minloc and maxloc on the pair types (the
- * smaller index on a tie). Anything else is RCOLL_ERR_INVALID. */
+ * and bool, band, bor and bxor on integers, minloc and maxloc on the pair types (the smaller
+ * index on a tie). Anything else is RCOLL_ERR_INVALID. */
 typedef struct rcoll_op *rcoll_op_t;
 #define RCOLL_OP_SUM ((rcoll_op_t)(uintptr_t)1)
 #define RCOLL_OP_PROD ((rcoll_op_t)(uintptr_t)2)

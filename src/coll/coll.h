@@ -30,6 +30,11 @@ typedef struct rcoll_args {
     void *target;        /* what enter() advertises for put_user: recvbuf unless prepare set it */
     size_t target_bytes; /* its size (computed for recvbuf; prepare sets it with target) */
     void *tmp;           /* scratch an algorithm's prepare obtained (rcoll_team_tmp) */
+    /* Reductions: the vector's element count (reduce_scatter(_block): this rank's block of the
+     * result), type and operation; rcounts then holds reduce_scatter's blocks in bytes. */
+    size_t count;
+    rcoll_dtype_t dtype;
+    rcoll_op_t op;
     bool idle;           /* gatherv, scatterv: this rank moves nothing (a zero count; at the
                           * root, all zero counts). Under a flat algorithm it passes
                           * (rcoll_team_pass) without running; a composed one runs on every
@@ -66,6 +71,10 @@ typedef struct rcoll_algo {
     /* A node-aware composition (core/hier.h): ordinary calls on the team's sub-teams, each
      * with its own sequence number, so the team itself takes none and enters no transport. */
     bool composed;
+    /* Runs ordinary calls of other collectives on the team itself (a reduction made of an
+     * allgather, alltoall or gather and local folds, coll/reduce.h): each takes its own
+     * sequence number, the call itself none. */
+    bool nested;
     /* Runs only where it is named (RCOLL_TUNE, RCOLL_<COLL>_ALGO, rcoll_team_force_algorithm):
      * an algorithm on trial. The cost model prices it (rcoll-info --explain shows the
      * prediction) but never picks it, and calibration does not time it. */
@@ -122,5 +131,13 @@ extern const rcoll_algo_t rcoll_gatherv_direct;
 extern const rcoll_algo_t rcoll_gatherv_hier;
 extern const rcoll_algo_t rcoll_scatterv_direct;
 extern const rcoll_algo_t rcoll_scatterv_hier;
+extern const rcoll_algo_t rcoll_allreduce_gather_all;
+extern const rcoll_algo_t rcoll_allreduce_reduce_scatter_allgather;
+extern const rcoll_algo_t rcoll_reduce_gather_reduce;
+extern const rcoll_algo_t rcoll_reduce_reduce_scatter_gather;
+extern const rcoll_algo_t rcoll_reduce_scatter_block_direct;
+extern const rcoll_algo_t rcoll_reduce_scatter_direct;
+extern const rcoll_algo_t rcoll_scan_direct;
+extern const rcoll_algo_t rcoll_exscan_direct;
 
 #endif

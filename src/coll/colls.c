@@ -35,6 +35,14 @@ static const rcoll_algo_t *const allgatherv_algos[] = {&rcoll_allgatherv_direct,
 static const rcoll_algo_t *const alltoallv_algos[] = {&rcoll_alltoallv_direct, NULL};
 static const rcoll_algo_t *const gatherv_algos[] = {&rcoll_gatherv_direct, &rcoll_gatherv_hier, NULL};
 static const rcoll_algo_t *const scatterv_algos[] = {&rcoll_scatterv_direct, &rcoll_scatterv_hier, NULL};
+static const rcoll_algo_t *const allreduce_algos[] = {
+    &rcoll_allreduce_gather_all, &rcoll_allreduce_reduce_scatter_allgather, NULL};
+static const rcoll_algo_t *const reduce_algos[] = {
+    &rcoll_reduce_gather_reduce, &rcoll_reduce_reduce_scatter_gather, NULL};
+static const rcoll_algo_t *const reduce_scatter_block_algos[] = {&rcoll_reduce_scatter_block_direct, NULL};
+static const rcoll_algo_t *const reduce_scatter_algos[] = {&rcoll_reduce_scatter_direct, NULL};
+static const rcoll_algo_t *const scan_algos[] = {&rcoll_scan_direct, NULL};
+static const rcoll_algo_t *const exscan_algos[] = {&rcoll_exscan_direct, NULL};
 
 #define NONE {RCOLL_BLOCKS_NONE, false}
 #define ONE {RCOLL_BLOCKS_ONE, false}
@@ -46,41 +54,65 @@ static const rcoll_algo_t *const scatterv_algos[] = {&rcoll_scatterv_direct, &rc
 static const rcoll_coll_info_t colls[] = {
     {RCOLL_COLL_BARRIER, "barrier", false, false, NONE, NONE, false, RCOLL_IN_PLACE_NONE,
      "nothing (no data)", "no data",
-     "no rank leaves before every rank has entered", barrier_algos},
+     "no rank leaves before every rank has entered", barrier_algos, false},
     {RCOLL_COLL_ALLGATHER, "allgather", false, false, ONE, EACH, false, RCOLL_IN_PLACE_SEND,
      "the block each rank contributes", "bytes per rank",
      "every rank sends its block; every rank receives the P blocks, in rank order",
-     allgather_algos},
+     allgather_algos, false},
     {RCOLL_COLL_ALLTOALL, "alltoall", false, false, EACH, EACH, false, RCOLL_IN_PLACE_SEND,
      "the block each rank sends to each rank", "bytes per rank pair",
      "every rank sends P blocks, block j to rank j; every rank receives P blocks, one from each "
-     "rank", alltoall_algos},
+     "rank", alltoall_algos, false},
     {RCOLL_COLL_BCAST, "bcast", true, false, ROOT_ONE, ONE, true, RCOLL_IN_PLACE_NONE,
      "the whole message", "message bytes",
      "the root sends the message from its buffer; every other rank receives it into its own",
-     bcast_algos},
+     bcast_algos, false},
     {RCOLL_COLL_GATHER, "gather", true, false, ONE, ROOT_EACH, false, RCOLL_IN_PLACE_SEND,
      "the block each rank sends", "bytes per rank",
-     "every rank sends its block; the root receives the P blocks, in rank order", gather_algos},
+     "every rank sends its block; the root receives the P blocks, in rank order", gather_algos, false},
     {RCOLL_COLL_SCATTER, "scatter", true, false, ROOT_EACH, ONE, false, RCOLL_IN_PLACE_RECV,
      "the block each rank receives", "bytes per rank",
-     "the root sends P blocks, block j to rank j; every rank receives its block", scatter_algos},
+     "the root sends P blocks, block j to rank j; every rank receives its block", scatter_algos, false},
     {RCOLL_COLL_ALLGATHERV, "allgatherv", false, true, ONE, EACH, false, RCOLL_IN_PLACE_SEND,
      "the counts, one per rank (each rank's block)", "bytes per rank",
      "every rank sends its block of its own count; every rank receives every rank's block at "
-     "its displacement", allgatherv_algos},
+     "its displacement", allgatherv_algos, false},
     {RCOLL_COLL_ALLTOALLV, "alltoallv", false, true, EACH, EACH, false, RCOLL_IN_PLACE_SEND,
      "the counts, one per pair of ranks", "bytes per rank pair",
      "every rank sends a block of its own count to each rank; every rank receives one from each "
-     "rank at its displacement", alltoallv_algos},
+     "rank at its displacement", alltoallv_algos, false},
     {RCOLL_COLL_GATHERV, "gatherv", true, true, ONE, ROOT_EACH, false, RCOLL_IN_PLACE_SEND,
      "the counts, one per rank (each rank's block)", "bytes per rank",
      "every rank sends its block of its own count; the root receives every block at its "
-     "displacement", gatherv_algos},
+     "displacement", gatherv_algos, false},
     {RCOLL_COLL_SCATTERV, "scatterv", true, true, ROOT_EACH, ONE, false, RCOLL_IN_PLACE_RECV,
      "the counts, one per rank (each rank's block)", "bytes per rank",
      "the root sends each rank its block from its displacement; every rank receives its block",
-     scatterv_algos},
+     scatterv_algos, false},
+    {RCOLL_COLL_ALLREDUCE, "allreduce", false, false, ONE, ONE, false, RCOLL_IN_PLACE_SEND,
+     "the vector each rank contributes (count elements)", "vector bytes",
+     "every rank sends its vector; every rank receives the P vectors combined element by element",
+     allreduce_algos, true},
+    {RCOLL_COLL_REDUCE, "reduce", true, false, ONE, ROOT_ONE, false, RCOLL_IN_PLACE_SEND,
+     "the vector each rank contributes (count elements)", "vector bytes",
+     "every rank sends its vector; the root receives the P vectors combined element by element",
+     reduce_algos, true},
+    {RCOLL_COLL_REDUCE_SCATTER_BLOCK, "reduce_scatter_block", false, false, EACH, ONE, false,
+     RCOLL_IN_PLACE_SEND, "each rank's block of the result (count elements)", "bytes per rank",
+     "every rank sends P blocks; rank j receives block j of the P ranks combined",
+     reduce_scatter_block_algos, true},
+    {RCOLL_COLL_REDUCE_SCATTER, "reduce_scatter", false, true, EACH, ONE, false, RCOLL_IN_PLACE_SEND,
+     "the counts, one per rank (each rank's block of the result)", "bytes per rank",
+     "every rank sends P blocks of the counts; rank j receives block j of the P ranks combined",
+     reduce_scatter_algos, true},
+    {RCOLL_COLL_SCAN, "scan", false, false, ONE, ONE, false, RCOLL_IN_PLACE_SEND,
+     "the vector each rank contributes (count elements)", "vector bytes",
+     "every rank sends its vector; rank r receives the vectors of ranks 0..r combined",
+     scan_algos, true},
+    {RCOLL_COLL_EXSCAN, "exscan", false, false, ONE, ONE, false, RCOLL_IN_PLACE_SEND,
+     "the vector each rank contributes (count elements)", "vector bytes",
+     "every rank sends its vector; rank r > 0 receives the vectors of ranks 0..r-1 combined",
+     exscan_algos, true},
 };
 _Static_assert(sizeof colls / sizeof colls[0] == RCOLL_COLL_COUNT, "one row per collective");
 

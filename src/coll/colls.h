@@ -43,6 +43,8 @@ typedef struct {
     const char *bytes_label; /* the same, short (a plot's axis) */
     const char *moves;       /* what each rank sends and receives, in words */
     const struct rcoll_algo *const *algos; /* NULL-terminated; the order rcoll-info lists */
+    bool reduction;       /* combines the ranks' vectors (element type and operation; counts in
+                           * elements, a call's size in bytes of them) */
 } rcoll_coll_info_t;
 
 /* The row of `coll`, NULL for a value that names no collective. */
@@ -55,11 +57,12 @@ int rcoll_coll_algo_index(const rcoll_coll_info_t *c, const char *name);
 const char *rcoll_coll_algo_name(const rcoll_coll_info_t *c, int i);
 
 /* Whether the size of a call enters the selection: collectives that move data, but not the
- * v-forms whose counts only some ranks know (their own counts differ by rank); allgatherv
- * enters with its mean count, which every rank knows (rcoll_coll_key). */
+ * v-forms whose counts only some ranks know (their own counts differ by rank); allgatherv and
+ * reduce_scatter enter with their mean count, which every rank knows (rcoll_coll_key). */
 static inline bool rcoll_coll_by_bytes(const rcoll_coll_info_t *c)
 {
-    return (!c->vform || c->coll == RCOLL_COLL_ALLGATHERV) && c->recv.blocks != RCOLL_BLOCKS_NONE;
+    return (!c->vform || c->coll == RCOLL_COLL_ALLGATHERV || c->coll == RCOLL_COLL_REDUCE_SCATTER) &&
+           c->recv.blocks != RCOLL_BLOCKS_NONE;
 }
 
 /* Whether a rank has the send (receive) side of a call. */

@@ -18,7 +18,10 @@ typedef struct {
     size_t bytes;      /* the forms without v; allgatherv and gatherv: sendbytes; scatterv: recvbytes */
     int root;
     const size_t *scounts, *sdispls; /* alltoallv's send side; scatterv's counts, displs */
-    const size_t *rcounts, *rdispls; /* alltoallv's receive side; allgatherv's and gatherv's */
+    const size_t *rcounts, *rdispls; /* alltoallv's receive side; allgatherv's and gatherv's;
+                                      * reduce_scatter's counts (elements) */
+    rcoll_dtype_t dtype;             /* reductions: bytes is then the count of elements */
+    rcoll_op_t op;
 } rcoll_call_t;
 
 typedef enum { RCOLL_CALL_SKIP, RCOLL_CALL_PASS, RCOLL_CALL_RUN } rcoll_call_verdict_t;

@@ -8,6 +8,7 @@
 
 #include "coll/coll.h"
 #include "coll/colls.h"
+#include "coll/op.h"
 #include "core/call.h"
 #include "core/request.h"
 #include "core/team.h"
@@ -356,6 +357,65 @@ static rcoll_status_t prep_scatterv(struct rcoll_team *t, const rcoll_call_t *c,
     return verdict(v, RCOLL_CALL_RUN);
 }
 
+/* ---- reductions ---- */
+
+/* The checks and the local part of every reduction: element type and operation, root, buffers;
+ * the own vector (the receive buffer where in place); the counts of reduce_scatter in bytes. A
+ * team of one copies its input to its result; an empty call is skipped (every rank knows). */
+static rcoll_status_t prep_reduction(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
+                                     rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
+{
+    (void)cp;
+    const rcoll_coll_info_t *ci = rcoll_coll_info(c->coll);
+    const char *why = rcoll_op_check(c->op, c->dtype);
+    if (why)
+        return bad(t, ci->name, why);
+    size_t es = rcoll_dtype_size(c->dtype), count = c->bytes, total = 0;
+    if (c->coll == RCOLL_COLL_REDUCE_SCATTER) {
+        if (!c->rcounts)
+            return bad(t, ci->name, "NULL counts");
+        size_t *bc = rcoll_team_tmp(t, RCOLL_TMP_COUNTS, 2 * (size_t)t->size * sizeof(size_t));
+        if (!bc)
+            return rcoll_team_error(t, RCOLL_ERR_NOMEM, "%s: no memory for the counts", ci->name);
+        for (int r = 0; r < t->size; r++) {
+            if (c->rcounts[r] > SIZE_MAX / es / (size_t)t->size)
+                return bad(t, ci->name, "counts too large");
+            bc[r] = c->rcounts[r] * es;
+            bc[t->size + r] = total;
+            total += bc[r];
+        }
+        count = c->rcounts[t->rank];
+        a->rcounts = bc;
+        a->rdispls = bc + t->size;
+    } else {
+        if (count > SIZE_MAX / es / (size_t)t->size)
+            return bad(t, ci->name, "count too large");
+        total = count * es * (ci->send.blocks == RCOLL_BLOCKS_EACH ? (size_t)t->size : 1);
+    }
+    size_t bytes = count * es;
+    bool am_root = !ci->rooted || t->rank == c->root;
+    rcoll_status_t st = check(t, c->coll, c->root, c->sendbuf, c->recvbuf, total);
+    if (st != RCOLL_OK)
+        return st;
+    if (total && ((ci->vform && !c->sendbuf) || (ci->vform && bytes && !c->recvbuf)))
+        return bad(t, ci->name, "NULL buffer");
+    const void *own = c->sendbuf == RCOLL_IN_PLACE ? c->recvbuf : c->sendbuf;
+    a->root = c->root;
+    a->sendbuf = own;
+    a->recvbuf = am_root ? c->recvbuf : NULL;
+    a->bytes = bytes;
+    a->count = count;
+    a->dtype = c->dtype;
+    a->op = c->op;
+    if (t->size == 1 || total == 0) {
+        /* Nothing to combine: a team of one's result is its input (exscan's rank 0: none). */
+        if (c->coll != RCOLL_COLL_EXSCAN && bytes && c->sendbuf != RCOLL_IN_PLACE)
+            copy_block(c->recvbuf, c->sendbuf, bytes);
+        return verdict(v, RCOLL_CALL_SKIP);
+    }
+    return verdict(v, RCOLL_CALL_RUN);
+}
+
 rcoll_status_t rcoll_call_prepare(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
                                   rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
@@ -367,6 +427,10 @@ rcoll_status_t rcoll_call_prepare(struct rcoll_team *t, const rcoll_call_t *c, r
         [RCOLL_COLL_GATHER] = prep_gather,         [RCOLL_COLL_SCATTER] = prep_scatter,
         [RCOLL_COLL_ALLGATHERV] = prep_allgatherv, [RCOLL_COLL_ALLTOALLV] = prep_alltoallv,
         [RCOLL_COLL_GATHERV] = prep_gatherv,       [RCOLL_COLL_SCATTERV] = prep_scatterv,
+        [RCOLL_COLL_ALLREDUCE] = prep_reduction,   [RCOLL_COLL_REDUCE] = prep_reduction,
+        [RCOLL_COLL_REDUCE_SCATTER_BLOCK] = prep_reduction,
+        [RCOLL_COLL_REDUCE_SCATTER] = prep_reduction,
+        [RCOLL_COLL_SCAN] = prep_reduction,        [RCOLL_COLL_EXSCAN] = prep_reduction,
     };
     memset(a, 0, sizeof *a);
     if ((unsigned)c->coll >= RCOLL_COLL_COUNT)
@@ -462,4 +526,49 @@ rcoll_status_t rcoll_scatterv(rcoll_team_t *t, const void *sendbuf, const size_t
     rcoll_call_t c = {.coll = RCOLL_COLL_SCATTERV, .sendbuf = sendbuf, .recvbuf = recvbuf, .bytes = recvbytes,
                       .scounts = counts, .sdispls = displs, .root = root};
     return rcoll_call_blocking(t, &c);
+}
+
+static rcoll_status_t reduction(rcoll_team_t *t, rcoll_coll_t coll, const void *sendbuf, void *recvbuf,
+                                size_t count, const size_t *counts, rcoll_dtype_t dtype, rcoll_op_t op,
+                                int root)
+{
+    rcoll_call_t c = {.coll = coll, .sendbuf = sendbuf, .recvbuf = recvbuf, .bytes = count,
+                      .rcounts = counts, .dtype = dtype, .op = op, .root = root};
+    return rcoll_call_blocking(t, &c);
+}
+
+rcoll_status_t rcoll_allreduce(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                               rcoll_dtype_t dtype, rcoll_op_t op)
+{
+    return reduction(t, RCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, dtype, op, 0);
+}
+
+rcoll_status_t rcoll_reduce(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                            rcoll_dtype_t dtype, rcoll_op_t op, int root)
+{
+    return reduction(t, RCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, dtype, op, root);
+}
+
+rcoll_status_t rcoll_reduce_scatter_block(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                                          rcoll_dtype_t dtype, rcoll_op_t op)
+{
+    return reduction(t, RCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, count, NULL, dtype, op, 0);
+}
+
+rcoll_status_t rcoll_reduce_scatter(rcoll_team_t *t, const void *sendbuf, void *recvbuf, const size_t *counts,
+                                    rcoll_dtype_t dtype, rcoll_op_t op)
+{
+    return reduction(t, RCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, counts, dtype, op, 0);
+}
+
+rcoll_status_t rcoll_scan(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                          rcoll_dtype_t dtype, rcoll_op_t op)
+{
+    return reduction(t, RCOLL_COLL_SCAN, sendbuf, recvbuf, count, NULL, dtype, op, 0);
+}
+
+rcoll_status_t rcoll_exscan(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                            rcoll_dtype_t dtype, rcoll_op_t op)
+{
+    return reduction(t, RCOLL_COLL_EXSCAN, sendbuf, recvbuf, count, NULL, dtype, op, 0);
 }

@@ -673,7 +673,7 @@ rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *arg
     if (a->idle && !algo->composed) /* its peers expect nothing of it (a composed one runs) */
         return rcoll_team_pass(t);
     /* The call's number: a flat algorithm's, taken when it opens (a composed one takes none). */
-    uint64_t number = algo->composed ? t->seq : t->seq + 1;
+    uint64_t number = algo->composed || algo->nested ? t->seq : t->seq + 1;
     if (log && not_for)
         rcoll_log(t->ctx, RCOLL_LOG_INFO, "%s #%llu rank %d/%d bytes=%zu: algorithm %s (fallback of "
                   "%s, which does not apply: %s; %s: %s)", c->name, (unsigned long long)number,
@@ -685,6 +685,13 @@ rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *arg
         t->last_algo = algo->name;
         a->seq = t->seq;
         return algo->run(a);
+    }
+    if (algo->nested) { /* calls on this team, which number and check their own */
+        a->seq = t->seq;
+        rcoll_status_t st = algo->run(a);
+        t->last_algo = algo->name; /* after them: each named itself */
+        t->coll = c->name;
+        return st;
     }
     rcoll_status_t st = rcoll_team_open(t, algo, a);
     if (st == RCOLL_OK)

@@ -271,6 +271,30 @@ static const row_t rows[] = {
     {RCOLL_COLL_SCATTERV, ANY, ANY, ANY_SIZE, {
         {INF, &rcoll_scatterv_direct, V_FORM "the root writes straight to every rank (only the "
          "root knows the counts)"}}},
+
+    /* The reductions, any layout: their nested calls choose by layout themselves. */
+    {RCOLL_COLL_ALLREDUCE, ANY, ANY, ANY_SIZE, {
+        {UPTO(16 * KB), &rcoll_allreduce_gather_all, "small vectors: one allgather, every rank "
+         "folds all P itself (one synchronization)"},
+        {INF, &rcoll_allreduce_reduce_scatter_allgather, "larger vectors: each rank folds one "
+         "slice, 1/P of the copying and operations of gather_all, two synchronizations"}}},
+    {RCOLL_COLL_REDUCE, ANY, ANY, ANY_SIZE, {
+        {UPTO(16 * KB), &rcoll_reduce_gather_reduce, "small vectors: one gather, the root folds "
+         "(one synchronization)"},
+        {INF, &rcoll_reduce_reduce_scatter_gather, "larger vectors: the folding spread over all "
+         "ranks, the root receives 1/P of the vectors"}}},
+    {RCOLL_COLL_REDUCE_SCATTER_BLOCK, ANY, ANY, ANY_SIZE, {
+        {INF, &rcoll_reduce_scatter_block_direct, "one alltoall of the blocks, each rank folds "
+         "its own"}}},
+    {RCOLL_COLL_REDUCE_SCATTER, ANY, ANY, ANY_SIZE, {
+        {INF, &rcoll_reduce_scatter_direct, "one alltoallv of the blocks, each rank folds its "
+         "own"}}},
+    {RCOLL_COLL_SCAN, ANY, ANY, ANY_SIZE, {
+        {INF, &rcoll_scan_direct, "one alltoallv to the ranks above, each rank folds what is "
+         "below it with its own"}}},
+    {RCOLL_COLL_EXSCAN, ANY, ANY, ANY_SIZE, {
+        {INF, &rcoll_exscan_direct, "one alltoallv to the ranks above, each rank folds what is "
+         "below it"}}},
 };
 #define ROW_COUNT (sizeof rows / sizeof rows[0])
 

@@ -1,0 +1,273 @@
+/* The element types, the predefined operations' kernels and the fold: see op.h. The kernels are
+ * plain loops over restrict pointers that the compiler vectorizes at -O2 -ftree-vectorize and
+ * above (docs/reductions.md, "Kernels", has the check and the measured speed against memcpy). */
+#include "coll/op.h"
+
+#include <complex.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct { float v; int i; } float_int_t;
+typedef struct { double v; int i; } double_int_t;
+typedef struct { long v; int i; } long_int_t;
+typedef struct { int v; int i; } int_int_t;
+typedef struct { short v; int i; } short_int_t;
+typedef struct { long double v; int i; } long_double_int_t;
+
+#define OPAQUE_BASE 0x1000000
+
+static const struct {
+    const char *name;
+    size_t size;
+} dtypes[RCOLL_DTYPE_COUNT] = {
+    [RCOLL_DTYPE_INT8] = {"int8", 1},
+    [RCOLL_DTYPE_UINT8] = {"uint8", 1},
+    [RCOLL_DTYPE_INT16] = {"int16", 2},
+    [RCOLL_DTYPE_UINT16] = {"uint16", 2},
+    [RCOLL_DTYPE_INT32] = {"int32", 4},
+    [RCOLL_DTYPE_UINT32] = {"uint32", 4},
+    [RCOLL_DTYPE_INT64] = {"int64", 8},
+    [RCOLL_DTYPE_UINT64] = {"uint64", 8},
+    [RCOLL_DTYPE_FLOAT] = {"float", sizeof(float)},
+    [RCOLL_DTYPE_DOUBLE] = {"double", sizeof(double)},
+    [RCOLL_DTYPE_LONG_DOUBLE] = {"long_double", sizeof(long double)},
+    [RCOLL_DTYPE_FLOAT_COMPLEX] = {"float_complex", sizeof(float complex)},
+    [RCOLL_DTYPE_DOUBLE_COMPLEX] = {"double_complex", sizeof(double complex)},
+    [RCOLL_DTYPE_LONG_DOUBLE_COMPLEX] = {"long_double_complex", sizeof(long double complex)},
+    [RCOLL_DTYPE_BOOL] = {"bool", sizeof(_Bool)},
+    [RCOLL_DTYPE_FLOAT_INT] = {"float_int", sizeof(float_int_t)},
+    [RCOLL_DTYPE_DOUBLE_INT] = {"double_int", sizeof(double_int_t)},
+    [RCOLL_DTYPE_LONG_INT] = {"long_int", sizeof(long_int_t)},
+    [RCOLL_DTYPE_2INT] = {"2int", sizeof(int_int_t)},
+    [RCOLL_DTYPE_SHORT_INT] = {"short_int", sizeof(short_int_t)},
+    [RCOLL_DTYPE_LONG_DOUBLE_INT] = {"long_double_int", sizeof(long_double_int_t)},
+};
+
+static const char *const op_names[RCOLL_OPI_COUNT] = {
+    "user", "sum", "prod", "min", "max", "land", "lor", "lxor", "band", "bor", "bxor", "minloc",
+    "maxloc"};
+
+size_t rcoll_dtype_size(rcoll_dtype_t d)
+{
+    if (d >= 0 && d < RCOLL_DTYPE_COUNT)
+        return dtypes[d].size;
+    if (d > OPAQUE_BASE && d < OPAQUE_BASE + (1 << 24))
+        return (size_t)(d - OPAQUE_BASE);
+    return 0;
+}
+
+const char *rcoll_dtype_name(rcoll_dtype_t d)
+{
+    return d >= 0 && d < RCOLL_DTYPE_COUNT ? dtypes[d].name : rcoll_dtype_size(d) ? "bytes" : NULL;
+}
+
+int rcoll_dtype_from_name(const char *name)
+{
+    for (int d = 0; name && d < RCOLL_DTYPE_COUNT; d++)
+        if (strcasecmp(name, dtypes[d].name) == 0)
+            return d;
+    return -1;
+}
+
+int rcoll_op_index(rcoll_op_t op)
+{
+    uintptr_t v = (uintptr_t)op;
+    if (!op)
+        return -1;
+    return v < RCOLL_OPI_COUNT ? (int)v : RCOLL_OPI_USER;
+}
+
+const char *rcoll_op_name(rcoll_op_t op)
+{
+    int i = rcoll_op_index(op);
+    return i < 0 ? NULL : op_names[i];
+}
+
+rcoll_op_t rcoll_op_from_name(const char *name)
+{
+    for (int i = 1; name && i < RCOLL_OPI_COUNT; i++)
+        if (strcasecmp(name, op_names[i]) == 0)
+            return (rcoll_op_t)(uintptr_t)i;
+    return NULL;
+}
+
+bool rcoll_op_commutative(rcoll_op_t op)
+{
+    return rcoll_op_index(op) != RCOLL_OPI_USER || op->commutative;
+}
+
+rcoll_status_t rcoll_op_create(rcoll_user_fn_t fn, void *arg, int commutative, rcoll_op_t *op)
+{
+    if (!fn || !op)
+        return RCOLL_ERR_INVALID;
+    struct rcoll_op *o = malloc(sizeof *o);
+    if (!o)
+        return RCOLL_ERR_NOMEM;
+    o->fn = fn;
+    o->arg = arg;
+    o->commutative = commutative != 0;
+    *op = o;
+    return RCOLL_OK;
+}
+
+void rcoll_op_free(rcoll_op_t op)
+{
+    if (rcoll_op_index(op) == RCOLL_OPI_USER)
+        free(op);
+}
+
+/* ---- kernels: y[i] = x[i] op y[i] ---- */
+
+typedef void (*kernel_t)(const void *restrict x, void *restrict y, size_t n);
+
+#define K(name, T, expr)                                                  \
+    static void name(const void *restrict xv, void *restrict yv, size_t n) \
+    {                                                                     \
+        const T *restrict x = xv;                                         \
+        T *restrict y = yv;                                               \
+        for (size_t i = 0; i < n; i++) {                                  \
+            T a = x[i], b = y[i];                                         \
+            y[i] = (expr);                                                \
+        }                                                                 \
+    }
+
+#define NUMERIC(tag, T)                         \
+    K(sum_##tag, T, (T)(a + b))                 \
+    K(prod_##tag, T, (T)(a * b))
+#define ORDERED(tag, T)                         \
+    K(min_##tag, T, a < b ? a : b)              \
+    K(max_##tag, T, a > b ? a : b)
+#define LOGICAL(tag, T)                         \
+    K(land_##tag, T, (T)((a != 0) && (b != 0))) \
+    K(lor_##tag, T, (T)((a != 0) || (b != 0)))  \
+    K(lxor_##tag, T, (T)((a != 0) != (b != 0)))
+#define BITWISE(tag, T)                         \
+    K(band_##tag, T, (T)(a & b))                \
+    K(bor_##tag, T, (T)(a | b))                 \
+    K(bxor_##tag, T, (T)(a ^ b))
+#define INTEGER(tag, T) NUMERIC(tag, T) ORDERED(tag, T) LOGICAL(tag, T) BITWISE(tag, T)
+
+INTEGER(i8, int8_t)
+INTEGER(u8, uint8_t)
+INTEGER(i16, int16_t)
+INTEGER(u16, uint16_t)
+INTEGER(i32, int32_t)
+INTEGER(u32, uint32_t)
+INTEGER(i64, int64_t)
+INTEGER(u64, uint64_t)
+NUMERIC(f, float)
+ORDERED(f, float)
+NUMERIC(d, double)
+ORDERED(d, double)
+NUMERIC(ld, long double)
+ORDERED(ld, long double)
+NUMERIC(cf, float complex)
+NUMERIC(cd, double complex)
+NUMERIC(cld, long double complex)
+LOGICAL(b, _Bool)
+
+/* minloc and maxloc: the better value, the smaller index on a tie. */
+#define LOC(tag, T)                                                                    \
+    K(minloc_##tag, T, (a.v < b.v || (a.v == b.v && a.i < b.i)) ? a : b)              \
+    K(maxloc_##tag, T, (a.v > b.v || (a.v == b.v && a.i < b.i)) ? a : b)
+LOC(fi, float_int_t)
+LOC(di, double_int_t)
+LOC(li, long_int_t)
+LOC(ii, int_int_t)
+LOC(si, short_int_t)
+LOC(ldi, long_double_int_t)
+
+#define ROW_INT(tag)                                                                          \
+    {NULL, sum_##tag, prod_##tag, min_##tag, max_##tag, land_##tag, lor_##tag, lxor_##tag,   \
+     band_##tag, bor_##tag, bxor_##tag, NULL, NULL}
+#define ROW_REAL(tag) {NULL, sum_##tag, prod_##tag, min_##tag, max_##tag}
+#define ROW_COMPLEX(tag) {NULL, sum_##tag, prod_##tag}
+#define ROW_LOC(tag) {[RCOLL_OPI_MINLOC] = minloc_##tag, [RCOLL_OPI_MAXLOC] = maxloc_##tag}
+
+/* [dtype][operation index]; NULL where the operation does not apply. */
+static const kernel_t kernels[RCOLL_DTYPE_COUNT][RCOLL_OPI_COUNT] = {
+    [RCOLL_DTYPE_INT8] = ROW_INT(i8),
+    [RCOLL_DTYPE_UINT8] = ROW_INT(u8),
+    [RCOLL_DTYPE_INT16] = ROW_INT(i16),
+    [RCOLL_DTYPE_UINT16] = ROW_INT(u16),
+    [RCOLL_DTYPE_INT32] = ROW_INT(i32),
+    [RCOLL_DTYPE_UINT32] = ROW_INT(u32),
+    [RCOLL_DTYPE_INT64] = ROW_INT(i64),
+    [RCOLL_DTYPE_UINT64] = ROW_INT(u64),
+    [RCOLL_DTYPE_FLOAT] = ROW_REAL(f),
+    [RCOLL_DTYPE_DOUBLE] = ROW_REAL(d),
+    [RCOLL_DTYPE_LONG_DOUBLE] = ROW_REAL(ld),
+    [RCOLL_DTYPE_FLOAT_COMPLEX] = ROW_COMPLEX(cf),
+    [RCOLL_DTYPE_DOUBLE_COMPLEX] = ROW_COMPLEX(cd),
+    [RCOLL_DTYPE_LONG_DOUBLE_COMPLEX] = ROW_COMPLEX(cld),
+    [RCOLL_DTYPE_BOOL] = {[RCOLL_OPI_LAND] = land_b, [RCOLL_OPI_LOR] = lor_b, [RCOLL_OPI_LXOR] = lxor_b},
+    [RCOLL_DTYPE_FLOAT_INT] = ROW_LOC(fi),
+    [RCOLL_DTYPE_DOUBLE_INT] = ROW_LOC(di),
+    [RCOLL_DTYPE_LONG_INT] = ROW_LOC(li),
+    [RCOLL_DTYPE_2INT] = ROW_LOC(ii),
+    [RCOLL_DTYPE_SHORT_INT] = ROW_LOC(si),
+    [RCOLL_DTYPE_LONG_DOUBLE_INT] = ROW_LOC(ldi),
+};
+
+const char *rcoll_op_check(rcoll_op_t op, rcoll_dtype_t dtype)
+{
+    int i = rcoll_op_index(op);
+    if (i < 0)
+        return "NULL operation";
+    if (!rcoll_dtype_size(dtype))
+        return "unknown element type";
+    if (i == RCOLL_OPI_USER)
+        return op->fn ? NULL : "user operation without a function";
+    if (dtype >= RCOLL_DTYPE_COUNT)
+        return "opaque elements need a user operation";
+    return kernels[dtype][i] ? NULL : "operation not defined for this element type";
+}
+
+int rcoll_op_valid(rcoll_op_t op, rcoll_dtype_t dtype)
+{
+    return rcoll_op_check(op, dtype) == NULL;
+}
+
+void rcoll_op_apply(rcoll_op_t op, rcoll_dtype_t dtype, const void *in, void *inout, size_t count)
+{
+    if (!count)
+        return;
+    int i = rcoll_op_index(op);
+    if (i == RCOLL_OPI_USER)
+        op->fn(in, inout, count, dtype, op->arg);
+    else
+        kernels[dtype][i](in, inout, count);
+}
+
+/* Elements per part of a fold: 8 KB of the output, which stays in the first-level cache while
+ * every input passes over it. */
+#define FOLD_PART 8192
+
+void rcoll_op_fold(rcoll_op_t op, rcoll_dtype_t dtype, const void *base, size_t stride, int n,
+                   const void *last, void *out, size_t count)
+{
+    size_t es = rcoll_dtype_size(dtype);
+    size_t part = FOLD_PART / es ? FOLD_PART / es : 1;
+    int k = n + (last != NULL); /* inputs */
+    for (size_t at = 0; at < count; at += part) {
+        size_t m = count - at < part ? count - at : part;
+        size_t off = at * es;
+        char *o = (char *)out + off;
+        const char *fin = last ? (const char *)last + off : (const char *)base + (size_t)(n - 1) * stride + off;
+        if (o != fin)
+            memcpy(o, fin, m * es);
+        for (int j = k - 2; j >= 0; j--)
+            rcoll_op_apply(op, dtype, (const char *)base + (size_t)j * stride + off, o, m);
+    }
+}
+
+rcoll_status_t rcoll_reduce_local(const void *in, void *inout, size_t count, rcoll_dtype_t dtype,
+                                  rcoll_op_t op)
+{
+    if (rcoll_op_check(op, dtype) || (count && (!in || !inout)))
+        return RCOLL_ERR_INVALID;
+    rcoll_op_apply(op, dtype, in, inout, count);
+    return RCOLL_OK;
+}

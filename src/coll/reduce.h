@@ -1,0 +1,63 @@
+/* What the reductions' algorithms share. Each is nested (coll.h): ordinary calls of the data
+ * movers (allgather, alltoall(v), gather(v), their own selection picking the one-sided shared
+ * memory or network algorithm for the team) on the team itself, and local folds (coll/op.h)
+ * in the one order every algorithm keeps: vector of rank 0 op (rank 1 op (... op rank P-1)).
+ * A result thus depends on the team size only, not on the algorithm, its slices or parts, nor
+ * the arrival order: every rank gets the same bits, from run to run (docs/reductions.md). */
+#ifndef RCOLL_COLL_REDUCE_H
+#define RCOLL_COLL_REDUCE_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "coll/op.h"
+
+/* The scratch a reduction's parts may take (P vectors of one part): vectors larger than it
+ * run in parts, each one round of the nested calls. */
+#define RCOLL_REDUCE_SCRATCH (8u << 20)
+
+/* Elements of a part when each of `ways` copies of it is held at once: at least one element. */
+static inline size_t rcoll_reduce_part(const rcoll_args_t *a, size_t ways)
+{
+    size_t es = rcoll_dtype_size(a->dtype);
+    size_t n = RCOLL_REDUCE_SCRATCH / (ways * es);
+    return n ? n : 1;
+}
+
+/* Slice j of `count` elements split among P ranks: from lo, n elements; sizes differ by at
+ * most one element, the larger ones first. */
+static inline size_t rcoll_slice_lo(size_t count, int P, int j)
+{
+    size_t q = count / (size_t)P, r = count % (size_t)P;
+    return (size_t)j * q + ((size_t)j < r ? (size_t)j : r);
+}
+static inline size_t rcoll_slice_n(size_t count, int P, int j)
+{
+    return count / (size_t)P + ((size_t)j < count % (size_t)P);
+}
+
+/* A nested call failed with `st`: its message (the team's last error) prefixed with the
+ * reduction's name. */
+static inline rcoll_status_t rcoll_reduce_failed(rcoll_args_t *a, const char *coll, rcoll_status_t st)
+{
+    char inner[sizeof a->team->last_error];
+    snprintf(inner, sizeof inner, "%s", a->team->last_error);
+    return rcoll_team_error(a->team, st, "%s (%s): %s", coll, a->team->last_algo, inner);
+}
+
+/* Scratch of the reduction (slot RCOLL_TMP_REDUCE or _REDUCE2), with the team's error when
+ * out of memory. */
+static inline void *rcoll_reduce_tmp(rcoll_args_t *a, int slot, size_t bytes, const char *coll)
+{
+    void *p = rcoll_team_tmp(a->team, slot, bytes ? bytes : 1);
+    if (!p)
+        rcoll_team_error(a->team, RCOLL_ERR_NOMEM, "%s: no memory for %zu bytes of scratch", coll, bytes);
+    return p;
+}
+
+/* Scan and exscan's direct algorithm (scan/direct.c): the fold of the vectors of the ranks
+ * below this one, and this rank's own when `inclusive`. */
+rcoll_status_t rcoll_scan_run(rcoll_args_t *a, bool inclusive, const char *coll);
+
+#endif

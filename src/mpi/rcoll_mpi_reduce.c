@@ -98,8 +98,12 @@ int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
         return rc;
     uop_forget(*op); /* a handle MPI gives again after MPI_Op_free */
     uop_t *u = malloc(sizeof *u);
-    if (u == NULL) /* not known: its reductions go to PMPI_ (on every rank: see below) */
-        return rc;
+    if (u == NULL) { /* unknown here only, this rank alone would give its calls to PMPI_ */
+        PMPI_Op_free(op);
+        fprintf(stderr, "rcoll: MPI_Op_create: out of memory\n");
+        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+        return MPI_ERR_NO_MEM;
+    }
     u->op = *op;
     u->fn = user_fn;
     pthread_mutex_lock(&uop_lock);

@@ -71,13 +71,13 @@ static rcoll_status_t call(rcoll_team_t *team, const case_t *c, char *buf, char 
 
 /* May a survivor finish without error? Yes where it needs nothing from the absent or dead
  * ranks: a rooted collective's data flows one way (root 0 is alive), except into the root of
- * a gather or reduce; a scan's rank 0 receives nothing. */
+ * a gather or reduce; a scan's rank r needs ranks below r only (2 is the dead one). */
 static int may_succeed(const case_t *c, int rank)
 {
     switch (c->coll) {
     case RCOLL_COLL_BCAST: case RCOLL_COLL_SCATTER: case RCOLL_COLL_SCATTERV: return 1;
     case RCOLL_COLL_GATHER: case RCOLL_COLL_GATHERV: case RCOLL_COLL_REDUCE: return rank != 0;
-    case RCOLL_COLL_SCAN: case RCOLL_COLL_EXSCAN: return rank == 0; /* it receives nothing */
+    case RCOLL_COLL_SCAN: case RCOLL_COLL_EXSCAN: return rank < 2; /* it needs the ranks below */
     default: return 0;
     }
 }

@@ -314,6 +314,41 @@ RCOLL_API rcoll_status_t rcoll_scatterv_init(rcoll_team_t *team, const void *sen
                                              const size_t *displs, void *recvbuf, size_t recvbytes, int root,
                                              rcoll_request_t **req);
 
+/* The reductions' nonblocking and persistent forms (arguments as the blocking calls'). On the
+ * board (one node with CMA) a reduction's data moves one-sided while the caller computes and
+ * the fold runs in the call that sees its data complete (test, wait, or any rcoll call on the
+ * team); elsewhere it progresses as the other requests do. A user operation may then be called
+ * from any of those calls. */
+RCOLL_API rcoll_status_t rcoll_iallreduce(rcoll_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                                          rcoll_dtype_t dtype, rcoll_op_t op, rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_ireduce(rcoll_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                                       rcoll_dtype_t dtype, rcoll_op_t op, int root, rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_ireduce_scatter_block(rcoll_team_t *team, const void *sendbuf, void *recvbuf,
+                                                     size_t count, rcoll_dtype_t dtype, rcoll_op_t op,
+                                                     rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_ireduce_scatter(rcoll_team_t *team, const void *sendbuf, void *recvbuf,
+                                               const size_t *counts, rcoll_dtype_t dtype, rcoll_op_t op,
+                                               rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_iscan(rcoll_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                                     rcoll_dtype_t dtype, rcoll_op_t op, rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_iexscan(rcoll_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                                       rcoll_dtype_t dtype, rcoll_op_t op, rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_allreduce_init(rcoll_team_t *team, const void *sendbuf, void *recvbuf,
+                                              size_t count, rcoll_dtype_t dtype, rcoll_op_t op,
+                                              rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_reduce_init(rcoll_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                                           rcoll_dtype_t dtype, rcoll_op_t op, int root, rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_reduce_scatter_block_init(rcoll_team_t *team, const void *sendbuf, void *recvbuf,
+                                                         size_t count, rcoll_dtype_t dtype, rcoll_op_t op,
+                                                         rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_reduce_scatter_init(rcoll_team_t *team, const void *sendbuf, void *recvbuf,
+                                                   const size_t *counts, rcoll_dtype_t dtype, rcoll_op_t op,
+                                                   rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_scan_init(rcoll_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                                         rcoll_dtype_t dtype, rcoll_op_t op, rcoll_request_t **req);
+RCOLL_API rcoll_status_t rcoll_exscan_init(rcoll_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                                           rcoll_dtype_t dtype, rcoll_op_t op, rcoll_request_t **req);
+
 /* Starts an inactive persistent request (RCOLL_ERR_INVALID if it is active or not persistent). */
 RCOLL_API rcoll_status_t rcoll_start(rcoll_request_t *req);
 RCOLL_API rcoll_status_t rcoll_test(rcoll_request_t *req, int *done);

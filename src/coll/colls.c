@@ -36,9 +36,10 @@ static const rcoll_algo_t *const alltoallv_algos[] = {&rcoll_alltoallv_direct, N
 static const rcoll_algo_t *const gatherv_algos[] = {&rcoll_gatherv_direct, &rcoll_gatherv_hier, NULL};
 static const rcoll_algo_t *const scatterv_algos[] = {&rcoll_scatterv_direct, &rcoll_scatterv_hier, NULL};
 static const rcoll_algo_t *const allreduce_algos[] = {
-    &rcoll_allreduce_gather_all, &rcoll_allreduce_reduce_scatter_allgather, NULL};
+    &rcoll_allreduce_direct_read, &rcoll_allreduce_gather_all, &rcoll_allreduce_reduce_scatter_allgather,
+    &rcoll_allreduce_hier, NULL};
 static const rcoll_algo_t *const reduce_algos[] = {
-    &rcoll_reduce_gather_reduce, &rcoll_reduce_reduce_scatter_gather, NULL};
+    &rcoll_reduce_direct_read, &rcoll_reduce_gather_reduce, &rcoll_reduce_reduce_scatter_gather, NULL};
 static const rcoll_algo_t *const reduce_scatter_block_algos[] = {&rcoll_reduce_scatter_block_direct, NULL};
 static const rcoll_algo_t *const reduce_scatter_algos[] = {&rcoll_reduce_scatter_direct, NULL};
 static const rcoll_algo_t *const scan_algos[] = {&rcoll_scan_direct, NULL};

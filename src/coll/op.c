@@ -118,20 +118,36 @@ void rcoll_op_free(rcoll_op_t op)
         free(op);
 }
 
-/* ---- kernels: y[i] = x[i] op y[i] ---- */
+/* ---- kernels: y[i] = x[i] op y[i] (two operands), z[i] = x[i] op y[i] (three) ---- */
 
 typedef void (*kernel_t)(const void *restrict x, void *restrict y, size_t n);
+typedef void (*kernel3_t)(const void *restrict x, const void *restrict y, void *restrict z, size_t n);
+typedef struct {
+    kernel_t two;
+    kernel3_t three;
+} kernels_t;
 
-#define K(name, T, expr)                                                  \
-    static void name(const void *restrict xv, void *restrict yv, size_t n) \
-    {                                                                     \
-        const T *restrict x = xv;                                         \
-        T *restrict y = yv;                                               \
-        for (size_t i = 0; i < n; i++) {                                  \
-            T a = x[i], b = y[i];                                         \
-            y[i] = (expr);                                                \
-        }                                                                 \
-    }
+#define K(name, T, expr)                                                                     \
+    static void name##_2(const void *restrict xv, void *restrict yv, size_t n)               \
+    {                                                                                        \
+        const T *restrict x = xv;                                                            \
+        T *restrict y = yv;                                                                  \
+        for (size_t i = 0; i < n; i++) {                                                     \
+            T a = x[i], b = y[i];                                                            \
+            y[i] = (expr);                                                                   \
+        }                                                                                    \
+    }                                                                                        \
+    static void name##_3(const void *restrict xv, const void *restrict yv, void *restrict zv, \
+                         size_t n)                                                           \
+    {                                                                                        \
+        const T *restrict x = xv, *restrict y = yv;                                          \
+        T *restrict z = zv;                                                                  \
+        for (size_t i = 0; i < n; i++) {                                                     \
+            T a = x[i], b = y[i];                                                            \
+            z[i] = (expr);                                                                   \
+        }                                                                                    \
+    }                                                                                        \
+    static const kernels_t name = {name##_2, name##_3};
 
 #define NUMERIC(tag, T)                         \
     K(sum_##tag, T, (T)(a + b))                 \
@@ -180,14 +196,14 @@ LOC(si, short_int_t)
 LOC(ldi, long_double_int_t)
 
 #define ROW_INT(tag)                                                                          \
-    {NULL, sum_##tag, prod_##tag, min_##tag, max_##tag, land_##tag, lor_##tag, lxor_##tag,   \
-     band_##tag, bor_##tag, bxor_##tag, NULL, NULL}
-#define ROW_REAL(tag) {NULL, sum_##tag, prod_##tag, min_##tag, max_##tag}
-#define ROW_COMPLEX(tag) {NULL, sum_##tag, prod_##tag}
-#define ROW_LOC(tag) {[RCOLL_OPI_MINLOC] = minloc_##tag, [RCOLL_OPI_MAXLOC] = maxloc_##tag}
+    {NULL, &sum_##tag, &prod_##tag, &min_##tag, &max_##tag, &land_##tag, &lor_##tag, &lxor_##tag, \
+     &band_##tag, &bor_##tag, &bxor_##tag, NULL, NULL}
+#define ROW_REAL(tag) {NULL, &sum_##tag, &prod_##tag, &min_##tag, &max_##tag}
+#define ROW_COMPLEX(tag) {NULL, &sum_##tag, &prod_##tag}
+#define ROW_LOC(tag) {[RCOLL_OPI_MINLOC] = &minloc_##tag, [RCOLL_OPI_MAXLOC] = &maxloc_##tag}
 
 /* [dtype][operation index]; NULL where the operation does not apply. */
-static const kernel_t kernels[RCOLL_DTYPE_COUNT][RCOLL_OPI_COUNT] = {
+static const kernels_t *const kernels[RCOLL_DTYPE_COUNT][RCOLL_OPI_COUNT] = {
     [RCOLL_DTYPE_INT8] = ROW_INT(i8),
     [RCOLL_DTYPE_UINT8] = ROW_INT(u8),
     [RCOLL_DTYPE_INT16] = ROW_INT(i16),
@@ -202,7 +218,7 @@ static const kernel_t kernels[RCOLL_DTYPE_COUNT][RCOLL_OPI_COUNT] = {
     [RCOLL_DTYPE_FLOAT_COMPLEX] = ROW_COMPLEX(cf),
     [RCOLL_DTYPE_DOUBLE_COMPLEX] = ROW_COMPLEX(cd),
     [RCOLL_DTYPE_LONG_DOUBLE_COMPLEX] = ROW_COMPLEX(cld),
-    [RCOLL_DTYPE_BOOL] = {[RCOLL_OPI_LAND] = land_b, [RCOLL_OPI_LOR] = lor_b, [RCOLL_OPI_LXOR] = lxor_b},
+    [RCOLL_DTYPE_BOOL] = {[RCOLL_OPI_LAND] = &land_b, [RCOLL_OPI_LOR] = &lor_b, [RCOLL_OPI_LXOR] = &lxor_b},
     [RCOLL_DTYPE_FLOAT_INT] = ROW_LOC(fi),
     [RCOLL_DTYPE_DOUBLE_INT] = ROW_LOC(di),
     [RCOLL_DTYPE_LONG_INT] = ROW_LOC(li),
@@ -238,28 +254,56 @@ void rcoll_op_apply(rcoll_op_t op, rcoll_dtype_t dtype, const void *in, void *in
     if (i == RCOLL_OPI_USER)
         op->fn(in, inout, count, dtype, op->arg);
     else
-        kernels[dtype][i](in, inout, count);
+        kernels[dtype][i]->two(in, inout, count);
 }
 
-/* Elements per part of a fold: 8 KB of the output, which stays in the first-level cache while
- * every input passes over it. */
+/* out = x op y, out apart from both. */
+static void apply3(rcoll_op_t op, rcoll_dtype_t dtype, const void *x, const void *y, void *out, size_t count)
+{
+    int i = rcoll_op_index(op);
+    if (i == RCOLL_OPI_USER) {
+        memcpy(out, y, count * rcoll_dtype_size(dtype));
+        op->fn(x, out, count, dtype, op->arg);
+    } else {
+        kernels[dtype][i]->three(x, y, out, count);
+    }
+}
+
+/* Bytes per part of a fold: the output and a copy of one input stay in the first-level cache
+ * while every input passes over them. */
 #define FOLD_PART 8192
 
-void rcoll_op_fold(rcoll_op_t op, rcoll_dtype_t dtype, const void *base, size_t stride, int n,
-                   const void *last, void *out, size_t count)
+void rcoll_op_fold(rcoll_op_t op, rcoll_dtype_t dtype, const void *const *in, int n, void *out,
+                   size_t count)
 {
     size_t es = rcoll_dtype_size(dtype);
     size_t part = FOLD_PART / es ? FOLD_PART / es : 1;
-    int k = n + (last != NULL); /* inputs */
+    _Alignas(64) unsigned char held[FOLD_PART > 64 ? FOLD_PART : 64];
+    int alias = -1; /* an input other than the last that is the output itself (in place) */
+    for (int j = 0; j < n - 1; j++)
+        if (in[j] == out)
+            alias = j;
+    if (es > sizeof held) /* one opaque element larger than a part: no copy held */
+        alias = -1;
     for (size_t at = 0; at < count; at += part) {
-        size_t m = count - at < part ? count - at : part;
-        size_t off = at * es;
+        size_t m = count - at < part ? count - at : part, off = at * es;
         char *o = (char *)out + off;
-        const char *fin = last ? (const char *)last + off : (const char *)base + (size_t)(n - 1) * stride + off;
-        if (o != fin)
-            memcpy(o, fin, m * es);
-        for (int j = k - 2; j >= 0; j--)
-            rcoll_op_apply(op, dtype, (const char *)base + (size_t)j * stride + off, o, m);
+#define IN(j) ((j) == alias ? (const void *)held : (const void *)((const char *)in[j] + off))
+        if (alias >= 0)
+            memcpy(held, o, m * es);
+        const void *last = (const char *)in[n - 1] + off;
+        if (n == 1) {
+            if (o != last)
+                memcpy(o, last, m * es);
+            continue;
+        }
+        if (o == last)
+            rcoll_op_apply(op, dtype, IN(n - 2), o, m);
+        else
+            apply3(op, dtype, IN(n - 2), last, o, m);
+        for (int j = n - 3; j >= 0; j--)
+            rcoll_op_apply(op, dtype, IN(j), o, m);
+#undef IN
     }
 }
 

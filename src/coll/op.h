@@ -29,11 +29,10 @@ const char *rcoll_op_check(rcoll_op_t op, rcoll_dtype_t dtype);
 
 /* inout = in op inout over count elements (in and inout do not overlap). */
 void rcoll_op_apply(rcoll_op_t op, rcoll_dtype_t dtype, const void *in, void *inout, size_t count);
-/* out = in[0] op (in[1] op (... op in[k-1])) over count elements, where the inputs are the n
- * vectors at base, base + stride, ... and then `last` when it is not NULL (k = n or n + 1, at
- * least 1); in parts that stay in the first-level cache. out may be the final input but no
- * other one. */
-void rcoll_op_fold(rcoll_op_t op, rcoll_dtype_t dtype, const void *base, size_t stride, int n,
-                   const void *last, void *out, size_t count);
+/* out = in[0] op (in[1] op (... op in[n-1])) over count elements (n >= 1), in parts that stay
+ * in the first-level cache; the first step is out = in[n-2] op in[n-1] (no copy of an input
+ * first). out may be any one of the inputs (in place) but overlap no other. */
+void rcoll_op_fold(rcoll_op_t op, rcoll_dtype_t dtype, const void *const *in, int n, void *out,
+                   size_t count);
 
 #endif

@@ -56,6 +56,38 @@ static inline void *rcoll_reduce_tmp(rcoll_args_t *a, int slot, size_t bytes, co
     return p;
 }
 
+/* A call's lists: 4 P sizes (a v-form's counts and displacements, both sides) and P + 1
+ * inputs of a fold, in the scratch slot RCOLL_TMP_REDUCE2. */
+typedef struct {
+    size_t *v;
+    const void **in;
+} rcoll_reduce_lists_t;
+
+static inline bool rcoll_reduce_lists(rcoll_args_t *a, rcoll_reduce_lists_t *l, const char *coll)
+{
+    size_t P = (size_t)a->size, vb = 4 * P * sizeof(size_t);
+    unsigned char *p = rcoll_reduce_tmp(a, RCOLL_TMP_REDUCE2, vb + (P + 1) * sizeof(void *), coll);
+    if (!p)
+        return false;
+    l->v = (size_t *)(void *)p;
+    l->in = (const void **)(void *)(p + vb);
+    return true;
+}
+
+/* `bytes` rounded up to a pointer's alignment (a list of inputs after data in one scratch). */
+static inline size_t rcoll_reduce_ptr_align(size_t bytes)
+{
+    return (bytes + sizeof(void *) - 1) / sizeof(void *) * sizeof(void *);
+}
+
+/* in[i] = base + i * stride for i < n. */
+static inline const void **rcoll_reduce_strided(const void **in, const void *base, size_t stride, int n)
+{
+    for (int i = 0; i < n; i++)
+        in[i] = (const char *)base + (size_t)i * stride;
+    return in;
+}
+
 /* Scan and exscan's direct algorithm (scan/direct.c): the fold of the vectors of the ranks
  * below this one, and this rank's own when `inclusive`. */
 rcoll_status_t rcoll_scan_run(rcoll_args_t *a, bool inclusive, const char *coll);

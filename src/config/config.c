@@ -126,6 +126,7 @@ static rcoll_status_t read_choices(rcoll_config_t *cfg, char *err, size_t err_le
     static const char *const puts[] = {"auto", "am", "rma"};
     static const char *const progress[] = {"caller", "thread"};
     static const char *const nb_algos[] = {"pairs", "binomial_forward"};
+    static const char *const repro[] = {"0", "1"};
     int c;
     rcoll_status_t st = read_choice("RCOLL_WAIT", waits, 4, "spin, yield, block or auto", &c, err, err_len);
     if (st == RCOLL_OK && c >= 0)
@@ -145,6 +146,9 @@ static rcoll_status_t read_choices(rcoll_config_t *cfg, char *err, size_t err_le
     if (st == RCOLL_OK && (st = read_choice("RCOLL_NB_ALLGATHER", nb_algos, 2, "pairs or binomial_forward", &c,
                                             err, err_len)) == RCOLL_OK && c >= 0)
         cfg->nb_algo = c;
+    if (st == RCOLL_OK && (st = read_choice("RCOLL_REPRODUCIBLE", repro, 2, "0 or 1", &c, err,
+                                            err_len)) == RCOLL_OK && c >= 0)
+        cfg->reproducible = c;
     return st;
 }
 

@@ -82,6 +82,8 @@ typedef struct {
                                       * is copied onto the board at post */
     int progress_thread;             /* RCOLL_PROGRESS=thread (1) or caller (0) */
     int nb_algo;                     /* RCOLL_NB_ALLGATHER=pairs|binomial_forward (allgather) */
+    int reproducible;                /* RCOLL_REPRODUCIBLE=1: reductions fold in one fixed order per
+                                      * team size (no algorithm whose order follows the layout) */
     char net[RCOLL_NET_NAME_MAX];    /* RCOLL_NET: a network channel's name (src/net/net.c), "" = auto */
     char algo[RCOLL_COLL_COUNT][RCOLL_ALGO_NAME_MAX]; /* RCOLL_<COLL>_ALGO, "" = auto */
     int tune_count;                  /* RCOLL_TUNE: its ranges in the order given (a later one */

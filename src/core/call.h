@@ -37,6 +37,9 @@ typedef struct {
  * `a` holds the algorithm's arguments. The error is the team's (named argument and rank). */
 rcoll_status_t rcoll_call_prepare(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
                                   rcoll_call_copy_t *copy, rcoll_call_verdict_t *verdict);
+/* The checks of a reduction's call only (a request made for it checks it once); RCOLL_OK for
+ * a good call. */
+rcoll_status_t rcoll_call_check(struct rcoll_team *t, const rcoll_call_t *c);
 /* The blocking call: prepare, then skip, pass or run on the team. */
 rcoll_status_t rcoll_call_blocking(struct rcoll_team *t, const rcoll_call_t *c);
 

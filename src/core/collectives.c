@@ -359,49 +359,74 @@ static rcoll_status_t prep_scatterv(struct rcoll_team *t, const rcoll_call_t *c,
 
 /* ---- reductions ---- */
 
-/* The checks and the local part of every reduction: element type and operation, root, buffers;
- * the own vector (the receive buffer where in place); the counts of reduce_scatter in bytes. A
- * team of one copies its input to its result; an empty call is skipped (every rank knows). */
+/* The checks of a reduction: element type and operation, counts, root, buffers. *count is this
+ * rank's elements of the result, *total the bytes of input every rank holds. */
+static rcoll_status_t check_reduction(struct rcoll_team *t, const rcoll_call_t *c, size_t *count, size_t *total)
+{
+    const rcoll_coll_info_t *ci = rcoll_coll_info(c->coll);
+    const char *why = rcoll_op_check(c->op, c->dtype);
+    if (why)
+        return bad(t, ci->name, why);
+    size_t es = rcoll_dtype_size(c->dtype), max = SIZE_MAX / es / (size_t)t->size;
+    *count = c->bytes;
+    *total = 0;
+    if (c->coll == RCOLL_COLL_REDUCE_SCATTER) {
+        if (!c->rcounts)
+            return bad(t, ci->name, "NULL counts");
+        for (int r = 0; r < t->size; r++) {
+            if (c->rcounts[r] > max)
+                return bad(t, ci->name, "counts too large");
+            *total += c->rcounts[r] * es;
+        }
+        *count = c->rcounts[t->rank];
+    } else {
+        if (*count > max)
+            return bad(t, ci->name, "count too large");
+        *total = *count * es * (ci->send.blocks == RCOLL_BLOCKS_EACH ? (size_t)t->size : 1);
+    }
+    rcoll_status_t st = check(t, c->coll, c->root, c->sendbuf, c->recvbuf, *total);
+    if (st != RCOLL_OK)
+        return st;
+    if (ci->vform && *total && (!c->sendbuf || (*count && !c->recvbuf)))
+        return bad(t, ci->name, "NULL buffer");
+    return RCOLL_OK;
+}
+
+rcoll_status_t rcoll_call_check(struct rcoll_team *t, const rcoll_call_t *c)
+{
+    size_t count, total;
+    return check_reduction(t, c, &count, &total);
+}
+
+/* The local part of every reduction after its checks: the own vector (the receive buffer where
+ * in place); the counts of reduce_scatter in bytes. A team of one copies its input to its
+ * result; an empty call is skipped (every rank knows). */
 static rcoll_status_t prep_reduction(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
                                      rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
     (void)cp;
     const rcoll_coll_info_t *ci = rcoll_coll_info(c->coll);
-    const char *why = rcoll_op_check(c->op, c->dtype);
-    if (why)
-        return bad(t, ci->name, why);
-    size_t es = rcoll_dtype_size(c->dtype), count = c->bytes, total = 0;
+    size_t count, total, es = rcoll_dtype_size(c->dtype);
+    rcoll_status_t st = check_reduction(t, c, &count, &total);
+    if (st != RCOLL_OK)
+        return st;
     if (c->coll == RCOLL_COLL_REDUCE_SCATTER) {
-        if (!c->rcounts)
-            return bad(t, ci->name, "NULL counts");
         size_t *bc = rcoll_team_tmp(t, RCOLL_TMP_COUNTS, 2 * (size_t)t->size * sizeof(size_t));
         if (!bc)
             return rcoll_team_error(t, RCOLL_ERR_NOMEM, "%s: no memory for the counts", ci->name);
+        size_t off = 0;
         for (int r = 0; r < t->size; r++) {
-            if (c->rcounts[r] > SIZE_MAX / es / (size_t)t->size)
-                return bad(t, ci->name, "counts too large");
             bc[r] = c->rcounts[r] * es;
-            bc[t->size + r] = total;
-            total += bc[r];
+            bc[t->size + r] = off;
+            off += bc[r];
         }
-        count = c->rcounts[t->rank];
         a->rcounts = bc;
         a->rdispls = bc + t->size;
-    } else {
-        if (count > SIZE_MAX / es / (size_t)t->size)
-            return bad(t, ci->name, "count too large");
-        total = count * es * (ci->send.blocks == RCOLL_BLOCKS_EACH ? (size_t)t->size : 1);
     }
     size_t bytes = count * es;
     bool am_root = !ci->rooted || t->rank == c->root;
-    rcoll_status_t st = check(t, c->coll, c->root, c->sendbuf, c->recvbuf, total);
-    if (st != RCOLL_OK)
-        return st;
-    if (total && ((ci->vform && !c->sendbuf) || (ci->vform && bytes && !c->recvbuf)))
-        return bad(t, ci->name, "NULL buffer");
-    const void *own = c->sendbuf == RCOLL_IN_PLACE ? c->recvbuf : c->sendbuf;
     a->root = c->root;
-    a->sendbuf = own;
+    a->sendbuf = c->sendbuf == RCOLL_IN_PLACE ? c->recvbuf : c->sendbuf;
     a->recvbuf = am_root ? c->recvbuf : NULL;
     a->bytes = bytes;
     a->count = count;

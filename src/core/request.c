@@ -7,6 +7,7 @@
 #include "coll/colls.h"
 #include "coll/nb/nb.h"
 #include "core/request.h"
+#include "core/request_reduce.h"
 #include "core/team.h"
 
 static rcoll_board_t *board_of(struct rcoll_team *t)
@@ -53,6 +54,7 @@ void rcoll_nb_team_destroy(struct rcoll_team *t)
             free(r->arrays);
             free(r->copy.buf);
             free(r->state);
+            rcoll_nb_reduce_free(r->red);
             free(r);
         }
     }
@@ -90,6 +92,7 @@ static void release(struct rcoll_request *r)
     free(r->arrays);
     free(r->copy.buf);
     free(r->state);
+    rcoll_nb_reduce_free(r->red);
     /* On the board (one thread drives the team) the struct is kept for the next post. */
     rcoll_nb_team_t *nb = r->team->nb;
     if (nb->mode == RCOLL_NB_PEERS && nb->pooled < RCOLL_NB_POOL)
@@ -130,6 +133,8 @@ static void list_prune(rcoll_nb_team_t *nb)
 
 static void finish(struct rcoll_request *r, rcoll_status_t st)
 {
+    if (r->red && st == RCOLL_OK) /* a reduction's mover is done: its fold */
+        rcoll_nb_reduce_fold(r->red, r->team->rank, r->team->size);
     r->status = st;
     r->complete = true;
 }
@@ -458,9 +463,36 @@ static rcoll_status_t start(struct rcoll_request *r)
     return st;
 }
 
+/* A reduction on the board: its mover's request, with the fold for the end. Elsewhere (the
+ * queue) the reduction runs as a blocking call would. */
+static rcoll_status_t make_any(rcoll_team_t *t, const rcoll_call_t *c, bool persistent, rcoll_request_t **out)
+{
+    const rcoll_coll_info_t *ci = rcoll_coll_info(c->coll);
+    if (!t || !out || !ci || !ci->reduction)
+        return make(t, c, persistent, out);
+    if (!t->nb && rcoll_nb_team_init(t) != RCOLL_OK)
+        return rcoll_team_error(t, RCOLL_ERR_NOMEM, "%s: out of memory", ci->name);
+    if (t->nb->mode != RCOLL_NB_PEERS) {
+        rcoll_status_t st = rcoll_call_check(t, c); /* an erroneous call fails at its post */
+        return st == RCOLL_OK ? make(t, c, persistent, out) : st;
+    }
+    rcoll_call_t mover;
+    struct rcoll_nb_reduce *red;
+    rcoll_status_t st = rcoll_nb_reduce_make(t, c, &mover, &red);
+    if (st != RCOLL_OK)
+        return st;
+    st = make(t, &mover, persistent, out);
+    if (st != RCOLL_OK) {
+        rcoll_nb_reduce_free(red);
+        return st;
+    }
+    (*out)->red = red;
+    return RCOLL_OK;
+}
+
 static rcoll_status_t post(rcoll_team_t *t, const rcoll_call_t *c, rcoll_request_t **out)
 {
-    rcoll_status_t st = make(t, c, false, out);
+    rcoll_status_t st = make_any(t, c, false, out);
     if (st != RCOLL_OK)
         return st;
     st = start(*out);
@@ -473,7 +505,7 @@ static rcoll_status_t post(rcoll_team_t *t, const rcoll_call_t *c, rcoll_request
 
 static rcoll_status_t init(rcoll_team_t *t, const rcoll_call_t *c, rcoll_request_t **out)
 {
-    return make(t, c, true, out);
+    return make_any(t, c, true, out);
 }
 
 rcoll_status_t rcoll_start(rcoll_request_t *r)
@@ -754,5 +786,101 @@ rcoll_status_t rcoll_scatterv_init(rcoll_team_t *t, const void *sendbuf, const s
                                    rcoll_request_t **req)
 {
     rcoll_call_t c = scatterv_call(sendbuf, counts, displs, recvbuf, recvbytes, root);
+    return init(t, &c, req);
+}
+
+/* ---- reductions ---- */
+
+static rcoll_call_t reduction_call(rcoll_coll_t coll, const void *sendbuf, void *recvbuf, size_t count,
+                                   const size_t *counts, rcoll_dtype_t dtype, rcoll_op_t op, int root)
+{
+    rcoll_call_t c = {.coll = coll, .sendbuf = sendbuf, .recvbuf = recvbuf, .bytes = count,
+                      .rcounts = counts, .dtype = dtype, .op = op, .root = root};
+    return c;
+}
+
+rcoll_status_t rcoll_iallreduce(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                                rcoll_dtype_t dtype, rcoll_op_t op, rcoll_request_t **req)
+{
+    rcoll_call_t c = reduction_call(RCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, dtype, op, 0);
+    return post(t, &c, req);
+}
+
+rcoll_status_t rcoll_ireduce(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                             rcoll_dtype_t dtype, rcoll_op_t op, int root, rcoll_request_t **req)
+{
+    rcoll_call_t c = reduction_call(RCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, dtype, op, root);
+    return post(t, &c, req);
+}
+
+rcoll_status_t rcoll_ireduce_scatter_block(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                                           rcoll_dtype_t dtype, rcoll_op_t op, rcoll_request_t **req)
+{
+    rcoll_call_t c = reduction_call(RCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, count, NULL, dtype, op, 0);
+    return post(t, &c, req);
+}
+
+rcoll_status_t rcoll_ireduce_scatter(rcoll_team_t *t, const void *sendbuf, void *recvbuf, const size_t *counts,
+                                     rcoll_dtype_t dtype, rcoll_op_t op, rcoll_request_t **req)
+{
+    rcoll_call_t c = reduction_call(RCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, counts, dtype, op, 0);
+    return post(t, &c, req);
+}
+
+rcoll_status_t rcoll_iscan(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                           rcoll_dtype_t dtype, rcoll_op_t op, rcoll_request_t **req)
+{
+    rcoll_call_t c = reduction_call(RCOLL_COLL_SCAN, sendbuf, recvbuf, count, NULL, dtype, op, 0);
+    return post(t, &c, req);
+}
+
+rcoll_status_t rcoll_iexscan(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                             rcoll_dtype_t dtype, rcoll_op_t op, rcoll_request_t **req)
+{
+    rcoll_call_t c = reduction_call(RCOLL_COLL_EXSCAN, sendbuf, recvbuf, count, NULL, dtype, op, 0);
+    return post(t, &c, req);
+}
+
+rcoll_status_t rcoll_allreduce_init(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                                    rcoll_dtype_t dtype, rcoll_op_t op, rcoll_request_t **req)
+{
+    rcoll_call_t c = reduction_call(RCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, dtype, op, 0);
+    return init(t, &c, req);
+}
+
+rcoll_status_t rcoll_reduce_init(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                                 rcoll_dtype_t dtype, rcoll_op_t op, int root, rcoll_request_t **req)
+{
+    rcoll_call_t c = reduction_call(RCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, dtype, op, root);
+    return init(t, &c, req);
+}
+
+rcoll_status_t rcoll_reduce_scatter_block_init(rcoll_team_t *t, const void *sendbuf, void *recvbuf,
+                                               size_t count, rcoll_dtype_t dtype, rcoll_op_t op,
+                                               rcoll_request_t **req)
+{
+    rcoll_call_t c = reduction_call(RCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, count, NULL, dtype, op, 0);
+    return init(t, &c, req);
+}
+
+rcoll_status_t rcoll_reduce_scatter_init(rcoll_team_t *t, const void *sendbuf, void *recvbuf,
+                                         const size_t *counts, rcoll_dtype_t dtype, rcoll_op_t op,
+                                         rcoll_request_t **req)
+{
+    rcoll_call_t c = reduction_call(RCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, counts, dtype, op, 0);
+    return init(t, &c, req);
+}
+
+rcoll_status_t rcoll_scan_init(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                               rcoll_dtype_t dtype, rcoll_op_t op, rcoll_request_t **req)
+{
+    rcoll_call_t c = reduction_call(RCOLL_COLL_SCAN, sendbuf, recvbuf, count, NULL, dtype, op, 0);
+    return init(t, &c, req);
+}
+
+rcoll_status_t rcoll_exscan_init(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                                 rcoll_dtype_t dtype, rcoll_op_t op, rcoll_request_t **req)
+{
+    rcoll_call_t c = reduction_call(RCOLL_COLL_EXSCAN, sendbuf, recvbuf, count, NULL, dtype, op, 0);
     return init(t, &c, req);
 }

@@ -36,6 +36,8 @@ struct rcoll_request {
     rcoll_args_t args;
     rcoll_call_verdict_t verdict;
     void *state;                /* the algorithm's, per request (freed with it) */
+    struct rcoll_nb_reduce *red; /* board: a reduction posted as its data mover, folded at the
+                                  * end (core/request_reduce.h) */
     const char *ran;            /* the algorithm that ran it */
     struct rcoll_request *next; /* the team's started requests, in start order */
 };

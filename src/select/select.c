@@ -272,12 +272,25 @@ static const row_t rows[] = {
         {INF, &rcoll_scatterv_direct, V_FORM "the root writes straight to every rank (only the "
          "root knows the counts)"}}},
 
-    /* The reductions, any layout: their nested calls choose by layout themselves. */
+    /* The reductions: their nested calls choose by layout themselves. */
+    {RCOLL_COLL_ALLREDUCE, MULTI, ANY, ANY_SIZE, {
+        {INF, &rcoll_allreduce_hier, "several ranks per node: one vector per node crosses the "
+         "network (reduced in the node first, released in the node after)"}}},
+    {RCOLL_COLL_ALLREDUCE, 0, ANY, ANY_SIZE, {
+        {UPTO(16 * KB), &rcoll_allreduce_direct_read, "small vectors: each rank publishes its "
+         "vector once and folds all P itself, one step"},
+        {INF, &rcoll_allreduce_reduce_scatter_allgather, "larger vectors: each rank folds one "
+         "slice, 1/P of the copying and operations of direct_read, two synchronizations"}}},
     {RCOLL_COLL_ALLREDUCE, ANY, ANY, ANY_SIZE, {
         {UPTO(16 * KB), &rcoll_allreduce_gather_all, "small vectors: one allgather, every rank "
          "folds all P itself (one synchronization)"},
         {INF, &rcoll_allreduce_reduce_scatter_allgather, "larger vectors: each rank folds one "
          "slice, 1/P of the copying and operations of gather_all, two synchronizations"}}},
+    {RCOLL_COLL_REDUCE, 0, ANY, ANY_SIZE, {
+        {UPTO(16 * KB), &rcoll_reduce_direct_read, "small vectors: every rank publishes its vector "
+         "and leaves, the root reads and folds, one step"},
+        {INF, &rcoll_reduce_reduce_scatter_gather, "larger vectors: the folding spread over all "
+         "ranks, the root receives 1/P of the vectors"}}},
     {RCOLL_COLL_REDUCE, ANY, ANY, ANY_SIZE, {
         {UPTO(16 * KB), &rcoll_reduce_gather_reduce, "small vectors: one gather, the root folds "
          "(one synchronization)"},
@@ -436,6 +449,8 @@ const rcoll_algo_t *rcoll_select_default(const rcoll_config_t *cfg, rcoll_coll_t
     if (!rcoll_coll_by_bytes(c))
         bytes = 0;
     int k = 0, nodes = ppn >= size ? 0 : ppn > 1 ? MULTI : 1;
+    if (c->reduction && cfg->reproducible && nodes == MULTI)
+        nodes = 1; /* the node-aware reductions fold in the nodes' order: the flat rules */
     const row_t *r = default_row(coll, bytes, size, nodes, ppn > cores, &k);
     bool model = rcoll_model_decides(coll, size, ppn);
     if (model && (!r || r->nodes != MULTI))

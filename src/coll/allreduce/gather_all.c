@@ -1,5 +1,5 @@
 /* Allreduce, every rank gathers every vector and folds them itself.
- * Design: the one-node tiny-vector form of the shared-memory reductions ([xhc], [thakur05]
+ * Design: the one-node tiny-vector form of the shared-memory reductions ([thakur05]; Open MPI xhc
  * "allgather then local reduce"): one allgather of the vectors (on one node the one-sided
  * direct_read of [qian-phd] ch. 6's Shm-Direct: each rank publishes its vector once and reads
  * its peers' in arrival order; across nodes the allgather's own selection), then each rank folds
@@ -16,14 +16,16 @@ static rcoll_status_t allreduce_gather_all(rcoll_args_t *a)
     size_t es = rcoll_dtype_size(a->dtype), part = rcoll_reduce_part(a, (size_t)a->size);
     part = part < a->count ? part : a->count;
     unsigned char *all = rcoll_reduce_tmp(a, RCOLL_TMP_REDUCE, (size_t)a->size * part * es, "allreduce");
-    if (!all)
+    rcoll_reduce_lists_t l;
+    if (!all || !rcoll_reduce_lists(a, &l, "allreduce"))
         return RCOLL_ERR_NOMEM;
     for (size_t at = 0; at < a->count; at += part) {
         size_t n = a->count - at < part ? a->count - at : part, bytes = n * es;
         rcoll_status_t st = rcoll_allgather(a->team, (const char *)a->sendbuf + at * es, all, bytes);
         if (st != RCOLL_OK)
             return rcoll_reduce_failed(a, "allreduce", st);
-        rcoll_op_fold(a->op, a->dtype, all, bytes, a->size, NULL, (char *)a->recvbuf + at * es, n);
+        rcoll_reduce_strided(l.in, all, bytes, a->size);
+        rcoll_op_fold(a->op, a->dtype, l.in, a->size, (char *)a->recvbuf + at * es, n);
     }
     return RCOLL_OK;
 }

@@ -13,7 +13,9 @@ static rcoll_status_t reduce_gather_reduce(rcoll_args_t *a)
     size_t es = rcoll_dtype_size(a->dtype), part = rcoll_reduce_part(a, (size_t)a->size);
     part = part < a->count ? part : a->count;
     unsigned char *all = NULL;
-    if (root && !(all = rcoll_reduce_tmp(a, RCOLL_TMP_REDUCE, (size_t)a->size * part * es, "reduce")))
+    rcoll_reduce_lists_t l;
+    if (root && (!(all = rcoll_reduce_tmp(a, RCOLL_TMP_REDUCE, (size_t)a->size * part * es, "reduce")) ||
+                 !rcoll_reduce_lists(a, &l, "reduce")))
         return RCOLL_ERR_NOMEM;
     for (size_t at = 0; at < a->count; at += part) {
         size_t n = a->count - at < part ? a->count - at : part, bytes = n * es;
@@ -21,7 +23,8 @@ static rcoll_status_t reduce_gather_reduce(rcoll_args_t *a)
         if (st != RCOLL_OK)
             return rcoll_reduce_failed(a, "reduce", st);
         if (root)
-            rcoll_op_fold(a->op, a->dtype, all, bytes, a->size, NULL, (char *)a->recvbuf + at * es, n);
+            rcoll_op_fold(a->op, a->dtype, rcoll_reduce_strided(l.in, all, bytes, a->size), a->size,
+                          (char *)a->recvbuf + at * es, n);
     }
     return RCOLL_OK;
 }

@@ -1,7 +1,6 @@
 /* Reduce, reduce-scatter then gather ([rabenseifner04]'s reduce): the folding is spread over all
  * ranks instead of the root's alone.
- * Steps: (1) an alltoall of slices (one-sided on one node; the v-form where slices differ by
- * one element), (2) each rank folds the P copies of its slice in rank order, (3) a gather of
+ * Steps: (1) an alltoallv of slices (a rank's own stays where it is), (2) each rank folds the P copies of its slice in rank order, (3) a gather of
  * the reduced slices into the root's result.
  * Bytes: each rank receives (P-1) m / P and does (P-1) m / P operations; the root receives
  * (P-1) m / P more (gather_reduce: the root (P-1) m of both).
@@ -9,8 +8,8 @@
  * RCOLL_REDUCE_SCRATCH run in parts. */
 #include "coll/reduce.h"
 
-static rcoll_status_t one_part(rcoll_args_t *a, unsigned char *tmp, unsigned char *mine_out, size_t *v,
-                               size_t at, size_t n)
+static rcoll_status_t one_part(rcoll_args_t *a, unsigned char *tmp, unsigned char *mine_out,
+                               rcoll_reduce_lists_t *l, size_t at, size_t n)
 {
     struct rcoll_team *t = a->team;
     int P = a->size, me = a->rank;
@@ -18,24 +17,26 @@ static rcoll_status_t one_part(rcoll_args_t *a, unsigned char *tmp, unsigned cha
     size_t es = rcoll_dtype_size(a->dtype);
     const char *send = (const char *)a->sendbuf + at * es;
     char *recv = root ? (char *)a->recvbuf + at * es : NULL;
-    size_t mine = rcoll_slice_n(n, P, me) * es;
-    size_t *sc = v, *sd = v + P, *rc = v + 2 * P, *rd = v + 3 * P;
-    for (int j = 0; j < P; j++) {
-        sc[j] = rcoll_slice_n(n, P, j) * es;
+    size_t mine = rcoll_slice_n(n, P, me) * es, lo = rcoll_slice_lo(n, P, me) * es;
+    size_t *sc = l->v, *sd = l->v + P, *rc = l->v + 2 * P, *rd = l->v + 3 * P;
+    for (int j = 0; j < P; j++) { /* my own slice stays where it is */
+        sc[j] = j == me ? 0 : rcoll_slice_n(n, P, j) * es;
         sd[j] = rcoll_slice_lo(n, P, j) * es;
-        rc[j] = mine;
+        rc[j] = j == me ? 0 : mine;
         rd[j] = (size_t)j * mine;
     }
-    bool even = n % (size_t)P == 0;
-    rcoll_status_t st = even ? rcoll_alltoall(t, send, tmp, mine) : rcoll_alltoallv(t, send, sc, sd, tmp, rc, rd);
+    rcoll_status_t st = rcoll_alltoallv(t, send, sc, sd, tmp, rc, rd);
     if (st != RCOLL_OK)
         return st;
     /* The root folds straight into its result (its slice is in place for the gather). */
-    unsigned char *out = root ? (unsigned char *)recv + sd[me] : mine_out;
-    rcoll_op_fold(a->op, a->dtype, tmp, mine, P, NULL, out, mine / es);
+    unsigned char *out = root ? (unsigned char *)recv + lo : mine_out;
+    rcoll_reduce_strided(l->in, tmp, mine, P);
+    l->in[me] = send + lo;
+    rcoll_op_fold(a->op, a->dtype, l->in, P, out, mine / es);
     const void *in = root ? RCOLL_IN_PLACE : (const void *)out;
-    if (even)
+    if (n % (size_t)P == 0)
         return rcoll_gather(t, in, recv, mine, a->root);
+    sc[me] = mine;
     return rcoll_gatherv(t, in, mine, recv, sc, sd, a->root);
 }
 
@@ -46,12 +47,12 @@ static rcoll_status_t reduce_reduce_scatter_gather(rcoll_args_t *a)
     part = part < a->count ? part : a->count;
     size_t slice = rcoll_slice_n(part, P, 0) * es;
     unsigned char *tmp = rcoll_reduce_tmp(a, RCOLL_TMP_REDUCE, (size_t)(P + 1) * slice, "reduce");
-    size_t *v = rcoll_reduce_tmp(a, RCOLL_TMP_REDUCE2, 4 * (size_t)P * sizeof(size_t), "reduce");
-    if (!tmp || !v)
+    rcoll_reduce_lists_t l;
+    if (!tmp || !rcoll_reduce_lists(a, &l, "reduce"))
         return RCOLL_ERR_NOMEM;
     for (size_t at = 0; at < a->count; at += part) {
         size_t n = a->count - at < part ? a->count - at : part;
-        rcoll_status_t st = one_part(a, tmp, tmp + (size_t)P * slice, v, at, n);
+        rcoll_status_t st = one_part(a, tmp, tmp + (size_t)P * slice, &l, at, n);
         if (st != RCOLL_OK)
             return rcoll_reduce_failed(a, "reduce", st);
     }

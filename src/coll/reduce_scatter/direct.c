@@ -17,9 +17,10 @@ static rcoll_status_t reduce_scatter_direct(rcoll_args_t *a)
     most /= es; /* elements of the largest block: every rank agrees on it */
     part = part < most ? part : most;
     unsigned char *all = rcoll_reduce_tmp(a, RCOLL_TMP_REDUCE, (size_t)P * part * es, "reduce_scatter");
-    size_t *v = rcoll_reduce_tmp(a, RCOLL_TMP_REDUCE2, 4 * (size_t)P * sizeof(size_t), "reduce_scatter");
-    if (!all || !v)
+    rcoll_reduce_lists_t l;
+    if (!all || !rcoll_reduce_lists(a, &l, "reduce_scatter"))
         return RCOLL_ERR_NOMEM;
+    size_t *v = l.v;
     size_t mine = a->rcounts[me] / es;
     for (size_t at = 0; at < most; at += part) {
         size_t off = 0, take = 0;
@@ -39,7 +40,8 @@ static rcoll_status_t reduce_scatter_direct(rcoll_args_t *a)
         if (st != RCOLL_OK)
             return rcoll_reduce_failed(a, "reduce_scatter", st);
         if (take)
-            rcoll_op_fold(a->op, a->dtype, all, take * es, P, NULL, (char *)a->recvbuf + at * es, take);
+            rcoll_op_fold(a->op, a->dtype, rcoll_reduce_strided(l.in, all, take * es, P), P,
+                          (char *)a->recvbuf + at * es, take);
     }
     return RCOLL_OK;
 }

@@ -13,9 +13,10 @@ static rcoll_status_t reduce_scatter_block_direct(rcoll_args_t *a)
     size_t es = rcoll_dtype_size(a->dtype), part = rcoll_reduce_part(a, (size_t)P);
     part = part < a->count ? part : a->count;
     unsigned char *all = rcoll_reduce_tmp(a, RCOLL_TMP_REDUCE, (size_t)P * part * es, "reduce_scatter_block");
-    size_t *v = rcoll_reduce_tmp(a, RCOLL_TMP_REDUCE2, 4 * (size_t)P * sizeof(size_t), "reduce_scatter_block");
-    if (!all || !v)
+    rcoll_reduce_lists_t l;
+    if (!all || !rcoll_reduce_lists(a, &l, "reduce_scatter_block"))
         return RCOLL_ERR_NOMEM;
+    size_t *v = l.v;
     size_t block = a->count * es;
     for (size_t at = 0; at < a->count; at += part) {
         size_t n = a->count - at < part ? a->count - at : part, bytes = n * es;
@@ -32,7 +33,7 @@ static rcoll_status_t reduce_scatter_block_direct(rcoll_args_t *a)
         }
         if (st != RCOLL_OK)
             return rcoll_reduce_failed(a, "reduce_scatter_block", st);
-        rcoll_op_fold(a->op, a->dtype, all, bytes, P, NULL, (char *)a->recvbuf + at * es, n);
+        rcoll_op_fold(a->op, a->dtype, rcoll_reduce_strided(l.in, all, bytes, P), P, (char *)a->recvbuf + at * es, n);
     }
     return RCOLL_OK;
 }

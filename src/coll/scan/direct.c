@@ -14,9 +14,10 @@ rcoll_status_t rcoll_scan_run(rcoll_args_t *a, bool inclusive, const char *coll)
     size_t es = rcoll_dtype_size(a->dtype), part = rcoll_reduce_part(a, (size_t)P);
     part = part < a->count ? part : a->count;
     unsigned char *below = rcoll_reduce_tmp(a, RCOLL_TMP_REDUCE, (size_t)P * part * es, coll);
-    size_t *v = rcoll_reduce_tmp(a, RCOLL_TMP_REDUCE2, 4 * (size_t)P * sizeof(size_t), coll);
-    if (!below || !v)
+    rcoll_reduce_lists_t l;
+    if (!below || !rcoll_reduce_lists(a, &l, coll))
         return RCOLL_ERR_NOMEM;
+    size_t *v = l.v;
     for (size_t at = 0; at < a->count; at += part) {
         size_t n = a->count - at < part ? a->count - at : part, bytes = n * es;
         for (int j = 0; j < P; j++) {
@@ -30,10 +31,10 @@ rcoll_status_t rcoll_scan_run(rcoll_args_t *a, bool inclusive, const char *coll)
         if (st != RCOLL_OK)
             return rcoll_reduce_failed(a, coll, st);
         char *out = (char *)a->recvbuf + at * es;
-        if (inclusive)
-            rcoll_op_fold(a->op, a->dtype, below, bytes, me, mine, out, n);
-        else if (me > 0)
-            rcoll_op_fold(a->op, a->dtype, below, bytes, me, NULL, out, n);
+        rcoll_reduce_strided(l.in, below, bytes, me);
+        l.in[me] = mine; /* where it is (the output itself, in place) */
+        if (inclusive || me > 0)
+            rcoll_op_fold(a->op, a->dtype, l.in, inclusive ? me + 1 : me, out, n);
     }
     return RCOLL_OK;
 }

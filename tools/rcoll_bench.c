@@ -4,8 +4,8 @@
  * element type and operation, --dtype and --op) that times, in one run and interleaved size by
  * size, the native MPI collective and rcoll (automatic and forced algorithms). Before any
  * timing, one call per size and implementation is checked (data, and that nothing outside the
- * expected blocks was written; a reduction's result against a locally computed one): a failure is printed,
- * written to the JSON file, and makes the exit status non-zero. Native MPI is reached only
+ * expected blocks was written; a reduction's result against a locally computed one): a failure
+ * is printed, written to the JSON file, and makes the exit status non-zero. Native MPI is reached only
  * through PMPI_ functions, so the numbers stay native even when librcoll-mpi.so is LD_PRELOADed;
  * rcoll is reached through its C API on a team built over MPI_COMM_WORLD. Prints OSU-style
  * tables and, with --json, one JSON object per line. Besides the blocking calls it times the
@@ -277,7 +277,8 @@ static void usage(FILE *f)
         "                   long_double_int (native: MPI_INT8_T ... MPI_C_BOOL, MPI_FLOAT_INT ...);\n"
         "                   an operation that does not apply to the type is refused\n"
         "  --impl LIST      implementations, comma separated, measured interleaved in one run:\n"
-        "                   native (PMPI_ collective, MPI_BYTE), rcoll (automatic selection),\n"
+        "                   native (PMPI_ collective, MPI_BYTE; reductions: --dtype's type),\n"
+        "                   rcoll (automatic selection),\n"
         "                   rcoll:<algo> (forced algorithm; skipped if unknown; a call it does\n"
         "                   not apply to runs its fallback, which the algo field names)\n"
         "                   default native,rcoll. List rcoll before rcoll:<algo> so that the\n"

@@ -115,6 +115,18 @@ if [ -x "$build/rcoll-bench" ] && [ "${RCOLL_BENCH_INTERNODE:-1}" = 1 ]; then
         labels+=(--label "openmpi-tcp=$out/raw/openmpi-tcp-run$k-np4.jsonl")
     done
     notes+=(--note "openmpi-tcp: nodes emulated on this machine, every rank its own node (RCOLL_PPN=1): rcoll's traffic all over UCX tcp (RCOLL_NET=ucx UCX_TLS=tcp), native Open MPI with '--mca btl tcp,self --mca pml ob1' (its shared memory off); ppn in its table titles counts ranks per machine. $runs runs, each interleaving native and rcoll size by size: per size the run with the median ratio is shown, with the lowest and highest ratio of the runs beside it.")
+    # Allreduce on 2 emulated nodes of 2 ranks (RCOLL_PPN=2): the node-aware form's layout,
+    # against the same native Open MPI over tcp.
+    if [ -n "$ucx_extra" ]; then
+        tcp22=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 --mca btl tcp,self
+               --mca pml ob1 -x RCOLL_PPN=2 -x RCOLL_NET=ucx -x UCX_TLS=tcp)
+        common=(--coll "$ucx_extra" --impl native,rcoll -m "$sizes" "${reduction[@]}")
+        for ((k = 1; k <= runs; k++)); do
+            run "openmpi-tcp-2x2-run$k" 4 "${RCOLL_BENCH_INTERNODE_ITERS:-1000}" "$warm" "${tcp22[@]}" "$build/rcoll-bench"
+            labels+=(--label "openmpi-tcp-2x2=$out/raw/openmpi-tcp-2x2-run$k-np4.jsonl")
+        done
+        notes+=(--note "openmpi-tcp-2x2: as openmpi-tcp, but two emulated nodes of two ranks each (RCOLL_PPN=2; rcoll's traffic inside a node through shared memory, between nodes over UCX tcp); the native side is the same Open MPI over its tcp BTL. $runs runs, shown as for openmpi-tcp.")
+    fi
     # The same over the libfabric channel, where this build has it: the tcp provider's own
     # reliable-datagram endpoint (libfabric 1.17 calls it net; from 1.18 it is tcp's, and
     # FI_PROVIDER=tcp gives tcp;ofi_rxm here: docs/tuning.md has both).

@@ -1,8 +1,8 @@
 /* Shared helpers of the application kernels in apps/ (plain MPI programs, no rcoll header):
  * timing of the collective calls (APP_COLL wraps one call and adds its time to app_coll_s),
- * reductions of the results over the ranks (these use MPI_Reduce and MPI_Allreduce, which the
- * rcoll drop-in leaves to the MPI library, so the checks do not rest on the collectives under
- * test), option parsing and the failure message. */
+ * reductions of the results over the ranks (these call PMPI_Reduce and PMPI_Allreduce, which
+ * the rcoll drop-in does not see, so the checks do not rest on the collectives under test),
+ * option parsing and the failure message. */
 #ifndef RCOLL_APP_COMMON_H
 #define RCOLL_APP_COMMON_H
 
@@ -89,7 +89,7 @@ static inline long app_parse_long(const char *usage, const char *opt, const char
 static inline double app_max(double v)
 {
     double m = 0;
-    MPI_Reduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    PMPI_Reduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     return m;
 }
 
@@ -97,7 +97,7 @@ static inline double app_max(double v)
 static inline int app_all_ok(int ok)
 {
     int all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     return all;
 }
 

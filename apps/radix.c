@@ -163,7 +163,7 @@ static void sort(struct sorter *s)
     free(base);
 }
 
-/* count, sum, xor, sum of squares of all keys on all ranks (MPI_Allreduce: not under test) */
+/* count, sum, xor, sum of squares of all keys on all ranks (PMPI_Allreduce: not under test) */
 static void fingerprint(const struct sorter *s, uint64_t out[4])
 {
     uint64_t mine[4] = { (uint64_t)s->n, 0, 0, 0 };
@@ -172,9 +172,9 @@ static void fingerprint(const struct sorter *s, uint64_t out[4])
         mine[2] ^= s->keys[i];
         mine[3] += (uint64_t)s->keys[i] * s->keys[i];
     }
-    MPI_Allreduce(mine, out, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Allreduce(mine + 2, out + 2, 1, MPI_UINT64_T, MPI_BXOR, MPI_COMM_WORLD);
-    MPI_Allreduce(mine + 3, out + 3, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    PMPI_Allreduce(mine, out, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    PMPI_Allreduce(mine + 2, out + 2, 1, MPI_UINT64_T, MPI_BXOR, MPI_COMM_WORLD);
+    PMPI_Allreduce(mine + 3, out + 3, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
 }
 
 static int check(const struct sorter *s, const uint64_t before[4], long iter)

@@ -739,13 +739,13 @@ static void count_shm(const struct soak *s, struct res *r)
     closedir(d);
 }
 
-/* After a synchronisation (MPI_Allreduce, which the drop-in does not replace): no collective
+/* After a synchronisation (PMPI_Allreduce, which the drop-in does not see): no collective
  * of this job is running, so no team is being created. A segment of this job still listed is
  * looked at again for up to a second (it may be on its way out). */
 static struct res measure(const struct soak *s)
 {
     int dummy = 0, sum = 0;
-    MPI_Allreduce(&dummy, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    PMPI_Allreduce(&dummy, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     struct res r;
     rss_kb(&r);
     r.fds = count_fds();
@@ -967,7 +967,7 @@ struct folded {
 static long to_max(long v)
 {
     long out = v;
-    MPI_Allreduce(&v, &out, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    PMPI_Allreduce(&v, &out, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
     return out;
 }
 
@@ -1117,7 +1117,7 @@ static void setup(struct soak *s)
     if (mine == NULL)
         MPI_Abort(MPI_COMM_WORLD, 1);
     mine[s->wrank] = (int)getpid();
-    MPI_Allreduce(mine, s->pids, s->wsize, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    PMPI_Allreduce(mine, s->pids, s->wsize, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     free(mine);
     make_comms(s);
 }
@@ -1156,8 +1156,8 @@ int main(int argc, char **argv)
             progress(&s, i, &t_last);
         run_call(&s, plan(&s, i));
     }
-    int dummy = 0, sum = 0; /* everyone is done (not a collective the drop-in replaces) */
-    MPI_Allreduce(&dummy, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int dummy = 0, sum = 0; /* everyone is done (PMPI_: not a collective the drop-in sees) */
+    PMPI_Allreduce(&dummy, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     double secs = MPI_Wtime() - t0;
     alarm(0);
     struct res end = measure(&s);

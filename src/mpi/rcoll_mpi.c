@@ -1,11 +1,14 @@
 /* librcoll-mpi: the MPI drop-in. Defines, through the PMPI profiling interface, MPI_Barrier
  * (this file), MPI_Allgather, MPI_Alltoall, MPI_Bcast, MPI_Gather, MPI_Scatter, MPI_Allgatherv,
  * MPI_Alltoallv, MPI_Gatherv and MPI_Scatterv (rcoll_mpi_colls.c), their nonblocking and
- * persistent forms with the completion calls for their requests (rcoll_mpi_nb.c), plus
- * MPI_Init, MPI_Init_thread and MPI_Finalize, so that an unchanged MPI program runs these
- * collectives on rcoll when this library is LD_PRELOADed (or linked before libmpi). Everything
- * else (the MPI-4 large-count _c forms, reductions, neighbourhood collectives, ...) and
- * everything below goes to the PMPI_ function.
+ * persistent forms with the completion calls for their requests (rcoll_mpi_nb.c), the blocking
+ * reductions MPI_Allreduce, MPI_Reduce, MPI_Reduce_scatter_block, MPI_Reduce_scatter, MPI_Scan
+ * and MPI_Exscan with MPI_Op_create and MPI_Op_free (rcoll_mpi_reduce.c, which has its own
+ * rules for the route), plus MPI_Init, MPI_Init_thread and MPI_Finalize, so that an unchanged
+ * MPI program runs these collectives on rcoll when this library is LD_PRELOADed (or linked
+ * before libmpi). Everything else (the MPI-4 large-count _c forms, nonblocking and persistent
+ * reductions, MPI_Reduce_local, neighbourhood collectives, ...) and everything below goes to
+ * the PMPI_ function.
  *
  * - One rcoll context per process (created on the first team), one team per communicator,
  *   created lazily on the communicator's first collective of those above (bootstrap:
@@ -647,6 +650,7 @@ int MPI_Finalize(void)
     int state = atomic_load(&g.state);
     if (state == STATE_ON || state == STATE_OFF) {
         rmpi_nb_finalize();
+        rmpi_reduce_finalize();
         struct team_node *n;
         while ((n = first_live()) != NULL) {
             PMPI_Comm_delete_attr(n->comm, g.keyval); /* runs delete_attr_fn */

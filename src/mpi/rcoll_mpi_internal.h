@@ -1,7 +1,8 @@
-/* What the drop-in's three files share: rcoll_mpi.c (the process state, teams per
+/* What the drop-in's four files share: rcoll_mpi.c (the process state, teams per
  * communicator, MPI_Init/Finalize, MPI_Barrier) gives rcoll_mpi_colls.c (the other collectives'
- * bodies and blocking wrappers) and rcoll_mpi_nb.c (nonblocking and persistent wrappers, their
- * requests, the completion calls) the team lookup, the error reporting and the datatype
+ * bodies and blocking wrappers), rcoll_mpi_nb.c (nonblocking and persistent wrappers, their
+ * requests, the completion calls) and rcoll_mpi_reduce.c (the blocking reductions, and the
+ * user operations' functions) the team lookup, the error reporting and the datatype
  * helpers; rcoll_mpi_colls.c gives rcoll_mpi_nb.c the bodies, which run a call at once or
  * through a plan (rmpi_plan_t: the call posted or bound, its packing deferred). Internal: not
  * exported from librcoll-mpi.so. */
@@ -147,6 +148,8 @@ typedef struct rmpi_nb {
 RMPI_HIDDEN rmpi_nb_t *rmpi_nb(void);
 /* MPI_Finalize's clean-up: orphans completed, requests the program left live released. */
 RMPI_HIDDEN void rmpi_nb_finalize(void);
+/* MPI_Finalize's clean-up of rcoll_mpi_reduce.c: the table of user operations' functions. */
+RMPI_HIDDEN void rmpi_reduce_finalize(void);
 
 static inline void *rmpi_addr_add(const void *base, MPI_Aint off)
 {

@@ -206,6 +206,23 @@ run_forced_colls() {
         done
     done
 }
+# The reductions of test_mpi_reduce: each must show in the log, and where a reduction has
+# several algorithms each is forced once through the drop-in (test_mpi_reduce's quick subset).
+reds=(allreduce reduce reduce_scatter_block reduce_scatter scan exscan)
+all_reds=$(IFS=,; echo "${reds[*]}")
+# run_forced_reds FLAVOR NP
+run_forced_reds() {
+    local c a var list
+    for c in "${reds[@]}"; do
+        var="RCOLL_$(echo "$c" | tr '[:lower:]' '[:upper:]')_ALGO"
+        list=($(algos_of "$c"))
+        [ ${#list[@]} -gt 1 ] || continue
+        for a in "${list[@]}"; do
+            run "$1" "$2" 120 "ran:$c=$a" test_mpi_reduce 1 quick -- RCOLL_LOG=info "$var=$a" \
+                $(nodes_for "$a")
+        done
+    done
+}
 # Open MPI 4.1's own MPI_Allgatherv (coll/tuned's fixed decision) picks its algorithm from the
 # send type's size, so ranks whose send types differ (test_mpi_colls does that) take different
 # algorithms and hang: where the drop-in is disabled, pin one algorithm (ring).
@@ -222,7 +239,7 @@ nb_forms=MPI_Ibarrier,MPI_Iallgather,MPI_Ialltoall,MPI_Ibcast,MPI_Igather,MPI_Is
 p_forms=MPI_Barrier_init,MPI_Allgather_init,MPI_Alltoall_init,MPI_Bcast_init,MPI_Gather_init,MPI_Scatter_init,MPI_Allgatherv_init,MPI_Alltoallv_init,MPI_Gatherv_init,MPI_Scatterv_init
 
 # Tests that this script knows; any other tests/mpi/*.c runs once per MPI with no arguments.
-known=" test_mpi_basic test_mpi_colls test_mpi_comm_cycles test_mpi_errors test_mpi_intercomm_disable test_mpi_thread_multiple test_mpi_nb "
+known=" test_mpi_basic test_mpi_colls test_mpi_comm_cycles test_mpi_errors test_mpi_intercomm_disable test_mpi_thread_multiple test_mpi_nb test_mpi_reduce "
 
 if [ $have_ompi -eq 1 ]; then
     echo "== Open MPI ($BUILD/librcoll-mpi.so)"
@@ -245,6 +262,16 @@ if [ $have_ompi -eq 1 ]; then
     run ompi 5 150 none test_mpi_colls 1 -- RCOLL_PPN=2 UCX_TLS=tcp
     if forced ompi; then run_forced_colls ompi 5; fi
     run ompi 3 120 quiet test_mpi_colls 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info "${OMPI_AGV_FIX[@]}"
+    # Reductions (test_mpi_reduce): every predefined operation and type, user operations,
+    # derived types, against a serial reference; on one node, then across emulated nodes.
+    run ompi 1 60 none test_mpi_reduce
+    run ompi 2 90 none test_mpi_reduce
+    run ompi 3 90 none test_mpi_reduce
+    run ompi 5 120 none test_mpi_reduce
+    run ompi 3 90 "ran:$all_reds" test_mpi_reduce 1 quick -- RCOLL_LOG=info
+    run ompi 3 90 "ran:$all_reds" test_mpi_reduce 1 quick -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp
+    run ompi 5 120 none test_mpi_reduce 1 quick -- RCOLL_PPN=2 UCX_TLS=tcp
+    if forced ompi; then run_forced_reds ompi 4; fi
     # Leak checks: a leak of one descriptor, segment or 4 KB per cycle shows in 3000 cycles.
     run ompi 4 150 none test_mpi_comm_cycles 3000
     # Erroneous calls: the erroneous rank reports, nobody hangs or is written past, and the
@@ -307,6 +334,11 @@ if [ $have_mpich -eq 1 ]; then
     run mpich 3 150 "ran:$all_colls" test_mpi_colls 1 -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp
     if forced mpich; then run_forced_colls mpich 3; fi
     run mpich 2 120 quiet test_mpi_colls 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
+    run mpich 1 60 none test_mpi_reduce
+    run mpich 2 90 none test_mpi_reduce
+    run mpich 3 90 none test_mpi_reduce 1 quick
+    run mpich 2 90 "ran:$all_reds" test_mpi_reduce 1 quick -- RCOLL_LOG=info
+    if forced mpich; then run_forced_reds mpich 3; fi
     run mpich 2 120 none test_mpi_comm_cycles 3000
     run mpich 2 60 none test_mpi_errors 3
     run mpich 3 60 none test_mpi_errors 1

@@ -145,7 +145,7 @@ int main(int argc, char **argv)
     long rss1 = rss_kb();
     free(recv);
 
-    /* Every rank has freed every communicator (MPI_Allreduce is not interposed). */
+    /* Every rank has freed every communicator (PMPI_Allreduce: no team of the drop-in). */
     int bad_local = 0, bad = 0;
     if (fds1 != fds0) {
         fprintf(stderr, "test_mpi_comm_cycles rank %d: %d open fds after cycle %d, %d at the end\n",
@@ -157,7 +157,7 @@ int main(int argc, char **argv)
                         "the end\n", wrank, rss0, CHECKPOINT, rss1);
         bad_local = 1;
     }
-    MPI_Allreduce(&bad_local, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    PMPI_Allreduce(&bad_local, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (bad)
         FAIL("resources grew over %ld cycles (see above)", cycles);
 

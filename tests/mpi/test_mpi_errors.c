@@ -1,11 +1,15 @@
 /* Erroneous calls through the MPI drop-in: for every collective and v-form, one rank (or the
  * root) makes a call MPI forbids (its send and receive sizes differ, send and receive buffer
  * alias without MPI_IN_PLACE, MPI_IN_PLACE where MPI forbids it, a receive count that differs
- * from the root's, a gather leaf sending more than the root takes), with MPI_ERRORS_RETURN. Checked on every rank: the erroneous rank gets the
- * expected MPI error class; no call hangs (run_mpi_tests.sh bounds the run); the guard bytes
- * around every receive buffer are untouched; and a correct allgather and bcast on the same
- * communicator right after each erroneous call give the right data (the team's calls stay in
- * step). Usage: test_mpi_errors [REPS]. Prints "OK test_mpi_errors ..." on rank 0. */
+ * from the root's, a gather leaf sending more than the root takes), with MPI_ERRORS_RETURN.
+ * The reductions: one rank's buffers aliased or MPI_IN_PLACE where MPI forbids it
+ * (MPI_ERR_BUFFER), and on every rank alike an operation the type does not have
+ * (MPI_ERR_OP), an invalid root (MPI_ERR_ROOT), a negative count (MPI_ERR_COUNT). Checked on
+ * every rank: the erroneous rank gets the expected MPI error class; no call hangs
+ * (run_mpi_tests.sh bounds the run); the guard bytes around every receive buffer are
+ * untouched; and a correct allgather, bcast and allreduce on the same communicator right after
+ * each erroneous call give the right data (the team's calls stay in step). Usage:
+ * test_mpi_errors [REPS]. Prints "OK test_mpi_errors ..." on rank 0. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +60,7 @@ static void expect(int rc, int want_class, int erroneous, const char *what)
     }
 }
 
-/* A correct allgather and bcast right after: data checked. */
+/* A correct allgather, bcast and allreduce right after: data checked. */
 static void healthy(MPI_Comm comm, int round, const char *after)
 {
     int *all = malloc((size_t)size * 2 * sizeof(int));
@@ -76,6 +80,12 @@ static void healthy(MPI_Comm comm, int round, const char *after)
     if (MPI_Bcast(v, 3, MPI_INT, root, comm) != MPI_SUCCESS || v[0] != 7 || v[1] != round ||
         v[2] != root) {
         fprintf(stderr, "FAIL rank %d: bcast after %s: wrong data\n", rank, after);
+        failures++;
+    }
+    long sum[2] = {rank, round}, want0 = (long)size * (size - 1) / 2, want1 = (long)size * round;
+    if (MPI_Allreduce(MPI_IN_PLACE, sum, 2, MPI_LONG, MPI_SUM, comm) != MPI_SUCCESS ||
+        sum[0] != want0 || sum[1] != want1) {
+        fprintf(stderr, "FAIL rank %d: allreduce after %s: wrong data\n", rank, after);
         failures++;
     }
     free(all);
@@ -217,6 +227,75 @@ static void t_vforms(MPI_Comm comm, int bad)
     free(scounts);
 }
 
+/* Reductions where one rank's call is erroneous: aliased buffers (MPI_Allreduce, MPI_Scan,
+ * MPI_Reduce at the root), MPI_IN_PLACE off the root of MPI_Reduce and as the receive buffer
+ * of MPI_Reduce_scatter_block. */
+static void t_reduce_local(MPI_Comm comm, int root, int bad)
+{
+    gbuf_t s, r;
+    gb_init(&s, (size_t)size);
+    gb_init(&r, (size_t)size);
+    void *alias = rank == bad ? (void *)r.buf : (void *)s.buf;
+    int rc = MPI_Allreduce(alias, r.buf, size, MPI_INT, MPI_SUM, comm);
+    expect(rc, MPI_ERR_BUFFER, rank == bad, "allreduce aliased");
+    gb_check(&r, "allreduce aliased");
+    healthy(comm, 21, "allreduce aliased");
+    rc = MPI_Scan(alias, r.buf, size, MPI_INT, MPI_MAX, comm);
+    expect(rc, MPI_ERR_BUFFER, rank == bad, "scan aliased");
+    gb_check(&r, "scan aliased");
+    healthy(comm, 22, "scan aliased");
+    rc = MPI_Reduce(rank == root ? (void *)r.buf : (void *)s.buf, r.buf, size, MPI_INT, MPI_SUM,
+                    root, comm);
+    expect(rc, MPI_ERR_BUFFER, rank == root, "reduce aliased at the root");
+    gb_check(&r, "reduce aliased at the root");
+    healthy(comm, 23, "reduce aliased at the root");
+    if (bad != root) {
+        rc = MPI_Reduce(rank == bad ? MPI_IN_PLACE : (void *)s.buf, r.buf, size, MPI_INT,
+                        MPI_SUM, root, comm);
+        expect(rc, MPI_ERR_BUFFER, rank == bad, "reduce MPI_IN_PLACE off the root");
+        gb_check(&r, "reduce MPI_IN_PLACE off the root");
+        healthy(comm, 24, "reduce MPI_IN_PLACE off the root");
+    }
+    rc = MPI_Reduce_scatter_block(s.buf, rank == bad ? MPI_IN_PLACE : (void *)r.buf, 1, MPI_INT,
+                                  MPI_SUM, comm);
+    expect(rc, MPI_ERR_BUFFER, rank == bad, "reduce_scatter_block MPI_IN_PLACE as recvbuf");
+    gb_check(&r, "reduce_scatter_block MPI_IN_PLACE as recvbuf");
+    healthy(comm, 25, "reduce_scatter_block MPI_IN_PLACE as recvbuf");
+    free(s.raw);
+    free(r.raw);
+}
+
+/* Reductions erroneous on every rank alike: the MPI library's error class everywhere. */
+static void t_reduce_all(MPI_Comm comm)
+{
+    gbuf_t s, r;
+    gb_init(&s, 8);
+    gb_init(&r, 8);
+    double *ds = (double *)(void *)s.buf, *dr = (double *)(void *)r.buf;
+    int rc = MPI_Allreduce(ds, dr, 4, MPI_DOUBLE, MPI_BAND, comm);
+    expect(rc, MPI_ERR_OP, 1, "allreduce MPI_BAND on MPI_DOUBLE");
+    gb_check(&r, "allreduce MPI_BAND on MPI_DOUBLE");
+    healthy(comm, 31, "allreduce MPI_BAND on MPI_DOUBLE");
+    rc = MPI_Reduce(s.buf, r.buf, 2, MPI_INT, MPI_MAXLOC, 0, comm);
+    expect(rc, MPI_ERR_OP, 1, "reduce MPI_MAXLOC on MPI_INT");
+    gb_check(&r, "reduce MPI_MAXLOC on MPI_INT");
+    healthy(comm, 32, "reduce MPI_MAXLOC on MPI_INT");
+    rc = MPI_Reduce(s.buf, r.buf, 2, MPI_INT, MPI_SUM, size, comm);
+    expect(rc, MPI_ERR_ROOT, 1, "reduce root = size");
+    gb_check(&r, "reduce root = size");
+    healthy(comm, 33, "reduce root = size");
+    rc = MPI_Allreduce(s.buf, r.buf, -1, MPI_INT, MPI_SUM, comm);
+    expect(rc, MPI_ERR_COUNT, 1, "allreduce count -1");
+    gb_check(&r, "allreduce count -1");
+    healthy(comm, 34, "allreduce count -1");
+    rc = MPI_Exscan(s.buf, r.buf, -3, MPI_INT, MPI_SUM, comm);
+    expect(rc, MPI_ERR_COUNT, 1, "exscan count -3");
+    gb_check(&r, "exscan count -3");
+    healthy(comm, 35, "exscan count -3");
+    free(s.raw);
+    free(r.raw);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -251,7 +330,9 @@ int main(int argc, char **argv)
                 healthy(comm, 9, "gather leaf sending more");
             }
             t_vforms(comm, bad);
+            t_reduce_local(comm, root, bad);
         }
+        t_reduce_all(comm);
     }
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -5,36 +5,40 @@
  *   serial reference, the others RCOLL_ERR_INVALID with the buffer untouched (and rcoll_op_valid
  *   saying the same), type sizes and names, user operations (commutative and not).
  * - the matrix: every reduction x every algorithm of it (forced; one that does not apply falls
- *   back by itself, and the team must say it ran the forced one or its fallback) x team sizes
- *   (1..9 and 16) x counts 0, 1, 7, 1001 and > 1 MB x in place or not x roots (reduce: every
- *   root for a quarter of the pairs, a rotating one for the others) x operation/type pairs
- *   (sum/prod/min/max on int32, uint8, int64, float, double; sum on double complex;
- *   land/lor/lxor/band/bor/bxor on uint32, land/lor/lxor on bool (rcoll.h: the bitwise ones
- *   apply to integers only); minloc/maxloc on double_int and 2int with
- *   many ties; a commutative user sum on int64). Inputs are deterministic and exact (small
- *   integers, powers of two), so the serial reference in rank order is the exact answer. Guard
- *   bytes around every receive buffer, the send buffer unchanged, a non-root's receive buffer of
+ *   back by itself, and the team must say it ran the forced one or its fallback, the forced
+ *   one at least once) x team sizes (1..9 and 16) x counts 0, 1, 7, 1001 and > 1 MB x in place
+ *   or not x roots (reduce: every root for a quarter of the pairs, a rotating one for the
+ *   others) x operation/type pairs (sum/prod/min/max on int32, uint8, int64, float, double; sum
+ *   on double complex; land/lor/lxor/band/bor/bxor on uint32, land/lor/lxor on bool (rcoll.h:
+ *   the bitwise ones apply to integers only); minloc/maxloc on double_int and 2int with many
+ *   ties; a commutative user sum on int64). Inputs are deterministic and exact (small integers,
+ *   powers of two), so the serial reference in rank order is the exact answer. Guard bytes
+ *   around every receive buffer, the send buffer unchanged, a non-root's receive buffer of
  *   reduce untouched, exscan's rank-0 buffer untouched; every other call passes NULL where a
  *   buffer does not matter (a non-root's recvbuf, an empty call's buffers, the recvbuf of an
  *   empty reduce_scatter block). Team sizes above 8 and --quick run a reduced set of pairs;
  *   counts above 1 MB run two pairs; vectors above the reductions' 8 MB of scratch (which run in
  *   parts) one, at team sizes 2 and 3 (not --quick).
  * - non-commutative: user operations in rank order for every reduction (reduce at every root):
- *   2x2 matrix product of integer-valued doubles on RCOLL_DTYPE_BYTES(32) elements, and
- *   affine maps mod 256 on RCOLL_DTYPE_BYTES(3) (odd size, unaligned elements).
+ *   2x2 matrix product of integer-valued doubles on RCOLL_DTYPE_BYTES(32) elements, affine maps
+ *   mod 256 on RCOLL_DTYPE_BYTES(3) (odd size, unaligned elements), and elements larger than the
+ *   library's 8 KB fold part (RCOLL_DTYPE_BYTES(8202), counts 1 and 3; --no-big leaves them out).
  * - bitwise: allreduce of random doubles and floats (inexact sums): every rank's result gathered
  *   (rcoll_allgather; a hash of it past 1 MB of gathered data) and compared bytewise; with
  *   RCOLL_REPRODUCIBLE=1 in the environment also equal across all algorithms (and in place or
  *   not) for the team size.
  * - racing: many calls back to back without a barrier, rotating roots, the reduction under test
  *   alternating with the other reductions (as the team chooses), bcast, allgather and alltoall.
- * - errors: bad root, NULL buffers with count > 0, NULL counts, an operation invalid for the type,
- *   an unknown type or operation: RCOLL_ERR_INVALID on every rank without a hang, then a good
- *   call on the same team.
+ * - nonblocking and persistent forms (rcoll_i<coll>, <coll>_init): one request at a time over
+ *   the pair classes, counts and in place, checked as the blocking calls; three requests
+ *   outstanding at once, completed in reverse order.
+ * - errors: bad root, NULL buffers with count > 0, NULL counts, counts whose bytes overflow, an
+ *   operation invalid for the type, an unknown type, operation or algorithm: RCOLL_ERR_INVALID
+ *   on every rank without a hang, then good calls on the same team.
  * Options (as test_matrix): --coll NAME[,NAME..] (the reductions, and "local"; default all, but
- * not local with --nodes),
- * --algo NAME, --np 1,2,..., --quick (reduced matrix, fewer calls), --nodes N (emulated nodes,
- * RCOLL_NODE_MAP in blocks; node-aware algorithms then run too), --calls N (racing calls). */
+ * not local with --nodes), --algo NAME, --np 1,2,..., --quick (reduced matrix, fewer calls),
+ * --nodes N (emulated nodes, RCOLL_NODE_MAP in blocks; node-aware algorithms then run too),
+ * --calls N (racing calls), --no-big (without the elements larger than 8 KB). */
 #include <complex.h>
 #include <math.h>
 #include <sched.h>
@@ -854,7 +858,7 @@ typedef struct {
     rcoll_coll_t coll;
     const char *algos[MAX_ALGOS];
     int nalgos;
-    int quick, calls, reproducible;
+    int quick, calls, reproducible, no_big;
 } job_t;
 
 /* One rank's state. */
@@ -1182,7 +1186,7 @@ static void run_matrix(rank_t *s)
                     spec_t sp = {coll, &nc_pairs[k], small_counts[c], inplace, root, true, 0};
                     run_call(s, &sp);
                 }
-    for (int n = 1; n <= 3; n += 2)
+    for (int n = 1; n <= 3 && !s->job->no_big; n += 2)
         for (int inplace = 0; inplace < 2; inplace++)
             for (int root = 0; root < (rooted ? p : 1); root++) {
                 spec_t sp = {coll, &big_pair, (size_t)n, inplace, root, true, 0};
@@ -1370,7 +1374,8 @@ static void run_nonblocking(rank_t *s)
                          false, mode};
             run_call(s, &sp);
             spec_t big = {coll, &big_pair, 3, inplace, (inplace + mode + 1) % p, false, mode};
-            run_call(s, &big);
+            if (!s->job->no_big)
+                run_call(s, &big);
         }
     }
     /* outstanding together: three allreduces/this reduction of int32 sums, waited in reverse */
@@ -1579,7 +1584,7 @@ static int composed_applies(int np, int nodes)
 
 int main(int argc, char **argv)
 {
-    int nps[32] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 16}, nnp = 10, quick = 0, nodes = 0, calls = 0;
+    int nps[32] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 16}, nnp = 10, quick = 0, nodes = 0, calls = 0, no_big = 0;
     const char *only_coll = NULL, *only_algo = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--coll") && i + 1 < argc) only_coll = argv[++i];
@@ -1588,7 +1593,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--nodes") && i + 1 < argc) nodes = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--calls") && i + 1 < argc) calls = atoi(argv[++i]);
-        else { fprintf(stderr, "usage: %s [--coll C[,C..]|local] [--algo A] [--np 1,2,..] [--quick] [--nodes N] [--calls N]\n", argv[0]); return 2; }
+        else if (!strcmp(argv[i], "--no-big")) no_big = 1;
+        else { fprintf(stderr, "usage: %s [--coll C[,C..]|local] [--algo A] [--np 1,2,..] [--quick] [--nodes N] [--calls N] [--no-big]\n", argv[0]); return 2; }
     }
     for (int i = 0; i < nnp; i++)
         if (nps[i] < 1 || nps[i] > MAX_P) {
@@ -1617,6 +1623,7 @@ int main(int argc, char **argv)
     job.quick = quick;
     job.calls = calls > 0 ? calls : quick ? 15 : 40;
     job.reproducible = env_on("RCOLL_REPRODUCIBLE");
+    job.no_big = no_big;
     for (size_t c = 0; c < sizeof reds / sizeof *reds; c++) {
         const rcoll_coll_info_t *ci = rcoll_coll_info(reds[c]);
         if (!ci || (only_coll && !listed(only_coll, ci->name)))

@@ -163,16 +163,21 @@ typedef struct {
     K(band_##tag, T, (T)(a & b))                \
     K(bor_##tag, T, (T)(a | b))                 \
     K(bxor_##tag, T, (T)(a ^ b))
-#define INTEGER(tag, T) NUMERIC(tag, T) ORDERED(tag, T) LOGICAL(tag, T) BITWISE(tag, T)
+/* Integer sums and products wrap around (two's complement, as MPI libraries compute them): in
+ * the unsigned type of at least int's width U, never a signed overflow. */
+#define WRAPPING(tag, T, U)                     \
+    K(sum_##tag, T, (T)((U)a + (U)b))           \
+    K(prod_##tag, T, (T)((U)a * (U)b))
+#define INTEGER(tag, T, U) WRAPPING(tag, T, U) ORDERED(tag, T) LOGICAL(tag, T) BITWISE(tag, T)
 
-INTEGER(i8, int8_t)
-INTEGER(u8, uint8_t)
-INTEGER(i16, int16_t)
-INTEGER(u16, uint16_t)
-INTEGER(i32, int32_t)
-INTEGER(u32, uint32_t)
-INTEGER(i64, int64_t)
-INTEGER(u64, uint64_t)
+INTEGER(i8, int8_t, unsigned)
+INTEGER(u8, uint8_t, unsigned)
+INTEGER(i16, int16_t, unsigned)
+INTEGER(u16, uint16_t, unsigned)
+INTEGER(i32, int32_t, uint32_t)
+INTEGER(u32, uint32_t, uint32_t)
+INTEGER(i64, int64_t, uint64_t)
+INTEGER(u64, uint64_t, uint64_t)
 NUMERIC(f, float)
 ORDERED(f, float)
 NUMERIC(d, double)
@@ -273,18 +278,19 @@ static void apply3(rcoll_op_t op, rcoll_dtype_t dtype, const void *x, const void
  * while every input passes over them. */
 #define FOLD_PART 8192
 
-void rcoll_op_fold(rcoll_op_t op, rcoll_dtype_t dtype, const void *const *in, int n, void *out,
-                   size_t count)
+rcoll_status_t rcoll_op_fold(rcoll_op_t op, rcoll_dtype_t dtype, const void *const *in, int n, void *out,
+                             size_t count)
 {
     size_t es = rcoll_dtype_size(dtype);
     size_t part = FOLD_PART / es ? FOLD_PART / es : 1;
-    _Alignas(64) unsigned char held[FOLD_PART > 64 ? FOLD_PART : 64];
+    _Alignas(64) unsigned char stack[FOLD_PART];
+    unsigned char *held = stack;
     int alias = -1; /* an input other than the last that is the output itself (in place) */
     for (int j = 0; j < n - 1; j++)
         if (in[j] == out)
             alias = j;
-    if (es > sizeof held) /* one opaque element larger than a part: no copy held */
-        alias = -1;
+    if (alias >= 0 && count && es > sizeof stack && !(held = malloc(es))) /* one huge element */
+        return RCOLL_ERR_NOMEM;
     for (size_t at = 0; at < count; at += part) {
         size_t m = count - at < part ? count - at : part, off = at * es;
         char *o = (char *)out + off;
@@ -305,6 +311,9 @@ void rcoll_op_fold(rcoll_op_t op, rcoll_dtype_t dtype, const void *const *in, in
             rcoll_op_apply(op, dtype, IN(j), o, m);
 #undef IN
     }
+    if (held != stack)
+        free(held);
+    return RCOLL_OK;
 }
 
 rcoll_status_t rcoll_reduce_local(const void *in, void *inout, size_t count, rcoll_dtype_t dtype,

@@ -32,7 +32,7 @@ void rcoll_op_apply(rcoll_op_t op, rcoll_dtype_t dtype, const void *in, void *in
 /* out = in[0] op (in[1] op (... op in[n-1])) over count elements (n >= 1), in parts that stay
  * in the first-level cache; the first step is out = in[n-2] op in[n-1] (no copy of an input
  * first). out may be any one of the inputs (in place) but overlap no other. */
-void rcoll_op_fold(rcoll_op_t op, rcoll_dtype_t dtype, const void *const *in, int n, void *out,
-                   size_t count);
+rcoll_status_t rcoll_op_fold(rcoll_op_t op, rcoll_dtype_t dtype, const void *const *in, int n, void *out,
+                             size_t count);
 
 #endif

@@ -46,6 +46,12 @@ static inline rcoll_status_t rcoll_reduce_failed(rcoll_args_t *a, const char *co
     return rcoll_team_error(a->team, st, "%s (%s): %s", coll, a->team->last_algo, inner);
 }
 
+/* A fold's status (coll/op.h: out of memory only), the team's error named. */
+static inline rcoll_status_t rcoll_reduce_fold_status(rcoll_args_t *a, rcoll_status_t st, const char *coll)
+{
+    return st == RCOLL_OK ? st : rcoll_team_error(a->team, st, "%s: no memory for a fold", coll);
+}
+
 /* Scratch of the reduction (slot RCOLL_TMP_REDUCE or _REDUCE2), with the team's error when
  * out of memory. */
 static inline void *rcoll_reduce_tmp(rcoll_args_t *a, int slot, size_t bytes, const char *coll)

@@ -384,7 +384,11 @@ static rcoll_status_t check_reduction(struct rcoll_team *t, const rcoll_call_t *
             return bad(t, ci->name, "count too large");
         *total = *count * es * (ci->send.blocks == RCOLL_BLOCKS_EACH ? (size_t)t->size : 1);
     }
-    rcoll_status_t st = check(t, c->coll, c->root, c->sendbuf, c->recvbuf, *total);
+    /* exscan's rank 0 receives nothing: its receive buffer may be NULL (unless in place). */
+    const void *recv = c->recvbuf;
+    if (c->coll == RCOLL_COLL_EXSCAN && t->rank == 0 && !recv && c->sendbuf != RCOLL_IN_PLACE)
+        recv = c->sendbuf;
+    rcoll_status_t st = check(t, c->coll, c->root, c->sendbuf, recv, *total);
     if (st != RCOLL_OK)
         return st;
     if (ci->vform && *total && (!c->sendbuf || (*count && !c->recvbuf)))

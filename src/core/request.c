@@ -134,7 +134,7 @@ static void list_prune(rcoll_nb_team_t *nb)
 static void finish(struct rcoll_request *r, rcoll_status_t st)
 {
     if (r->red && st == RCOLL_OK) /* a reduction's mover is done: its fold */
-        rcoll_nb_reduce_fold(r->red, r->team->rank, r->team->size);
+        st = rcoll_nb_reduce_fold(r->red, r->team->rank);
     r->status = st;
     r->complete = true;
 }

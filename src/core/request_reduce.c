@@ -111,11 +111,11 @@ rcoll_status_t rcoll_nb_reduce_make(struct rcoll_team *t, const rcoll_call_t *u,
     return RCOLL_OK;
 }
 
-void rcoll_nb_reduce_fold(const rcoll_nb_reduce_t *red, int rank, int size)
+rcoll_status_t rcoll_nb_reduce_fold(const rcoll_nb_reduce_t *red, int rank)
 {
     const rcoll_call_t *u = &red->user;
     if (u->coll == RCOLL_COLL_REDUCE && rank != u->root)
-        return;
+        return RCOLL_OK;
     int n = red->inputs;
     for (int i = 0; i < n; i++)
         red->in[i] = red->tmp + (size_t)(red->first + i) * red->stride;
@@ -124,7 +124,6 @@ void rcoll_nb_reduce_fold(const rcoll_nb_reduce_t *red, int rank, int size)
     if (red->mine_last)
         red->in[n++] = red->own;
     if (n == 0 || red->count == 0)
-        return; /* exscan's rank 0: nothing */
-    (void)size;
-    rcoll_op_fold(u->op, u->dtype, red->in, n, u->recvbuf, red->count);
+        return RCOLL_OK; /* exscan's rank 0: nothing */
+    return rcoll_op_fold(u->op, u->dtype, red->in, n, u->recvbuf, red->count);
 }

@@ -17,8 +17,8 @@ typedef struct rcoll_nb_reduce rcoll_nb_reduce_t;
  * call into *mover (its count arrays and scratch owned by *out). */
 rcoll_status_t rcoll_nb_reduce_make(struct rcoll_team *t, const rcoll_call_t *user, rcoll_call_t *mover,
                                     rcoll_nb_reduce_t **out);
-/* The mover completed: fold into the user's receive buffer. */
-void rcoll_nb_reduce_fold(const rcoll_nb_reduce_t *red, int rank, int size);
+/* The mover completed: fold into the user's receive buffer (RCOLL_ERR_NOMEM: coll/op.h). */
+rcoll_status_t rcoll_nb_reduce_fold(const rcoll_nb_reduce_t *red, int rank);
 void rcoll_nb_reduce_free(rcoll_nb_reduce_t *red);
 
 #endif

@@ -25,7 +25,9 @@ static rcoll_status_t allreduce_gather_all(rcoll_args_t *a)
         if (st != RCOLL_OK)
             return rcoll_reduce_failed(a, "allreduce", st);
         rcoll_reduce_strided(l.in, all, bytes, a->size);
-        rcoll_op_fold(a->op, a->dtype, l.in, a->size, (char *)a->recvbuf + at * es, n);
+        st = rcoll_op_fold(a->op, a->dtype, l.in, a->size, (char *)a->recvbuf + at * es, n);
+        if (st != RCOLL_OK)
+            return rcoll_reduce_fold_status(a, st, "allreduce");
     }
     return RCOLL_OK;
 }

@@ -40,7 +40,9 @@ static rcoll_status_t one_part(rcoll_args_t *a, unsigned char *tmp, rcoll_reduce
         return st;
     rcoll_reduce_strided(l->in, tmp, mine, P);
     l->in[me] = send + lo;
-    rcoll_op_fold(a->op, a->dtype, l->in, P, recv + lo, mine / es);
+    st = rcoll_op_fold(a->op, a->dtype, l->in, P, recv + lo, mine / es);
+    if (st != RCOLL_OK)
+        return st;
     if (n % (size_t)P == 0)
         return rcoll_allgather(a->team, RCOLL_IN_PLACE, recv, mine);
     l->v[me] = mine; /* the slices' sizes and places, mine included */

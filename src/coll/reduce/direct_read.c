@@ -39,8 +39,8 @@ static rcoll_status_t reduce_direct_read(rcoll_args_t *a)
     const void **in = rcoll_reduce_strided((const void **)(void *)(all + rcoll_reduce_ptr_align((size_t)a->size * a->bytes)), all, a->bytes,
                                            a->size);
     in[a->rank] = a->sendbuf;
-    rcoll_op_fold(a->op, a->dtype, in, a->size, a->recvbuf, a->count);
-    return RCOLL_OK;
+    return rcoll_reduce_fold_status(a, rcoll_op_fold(a->op, a->dtype, in, a->size, a->recvbuf, a->count),
+                                    "reduce");
 }
 
 static rcoll_status_t prepare(rcoll_args_t *a)

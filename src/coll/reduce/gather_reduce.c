@@ -23,8 +23,10 @@ static rcoll_status_t reduce_gather_reduce(rcoll_args_t *a)
         if (st != RCOLL_OK)
             return rcoll_reduce_failed(a, "reduce", st);
         if (root)
-            rcoll_op_fold(a->op, a->dtype, rcoll_reduce_strided(l.in, all, bytes, a->size), a->size,
-                          (char *)a->recvbuf + at * es, n);
+            st = rcoll_op_fold(a->op, a->dtype, rcoll_reduce_strided(l.in, all, bytes, a->size), a->size,
+                               (char *)a->recvbuf + at * es, n);
+        if (st != RCOLL_OK)
+            return rcoll_reduce_fold_status(a, st, "reduce");
     }
     return RCOLL_OK;
 }

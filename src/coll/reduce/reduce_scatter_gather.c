@@ -32,7 +32,9 @@ static rcoll_status_t one_part(rcoll_args_t *a, unsigned char *tmp, unsigned cha
     unsigned char *out = root ? (unsigned char *)recv + lo : mine_out;
     rcoll_reduce_strided(l->in, tmp, mine, P);
     l->in[me] = send + lo;
-    rcoll_op_fold(a->op, a->dtype, l->in, P, out, mine / es);
+    st = rcoll_op_fold(a->op, a->dtype, l->in, P, out, mine / es);
+    if (st != RCOLL_OK)
+        return st;
     const void *in = root ? RCOLL_IN_PLACE : (const void *)out;
     if (n % (size_t)P == 0)
         return rcoll_gather(t, in, recv, mine, a->root);

@@ -40,8 +40,10 @@ static rcoll_status_t reduce_scatter_direct(rcoll_args_t *a)
         if (st != RCOLL_OK)
             return rcoll_reduce_failed(a, "reduce_scatter", st);
         if (take)
-            rcoll_op_fold(a->op, a->dtype, rcoll_reduce_strided(l.in, all, take * es, P), P,
-                          (char *)a->recvbuf + at * es, take);
+            st = rcoll_op_fold(a->op, a->dtype, rcoll_reduce_strided(l.in, all, take * es, P), P,
+                               (char *)a->recvbuf + at * es, take);
+        if (st != RCOLL_OK)
+            return rcoll_reduce_fold_status(a, st, "reduce_scatter");
     }
     return RCOLL_OK;
 }

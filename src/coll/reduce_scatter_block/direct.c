@@ -33,7 +33,10 @@ static rcoll_status_t reduce_scatter_block_direct(rcoll_args_t *a)
         }
         if (st != RCOLL_OK)
             return rcoll_reduce_failed(a, "reduce_scatter_block", st);
-        rcoll_op_fold(a->op, a->dtype, rcoll_reduce_strided(l.in, all, bytes, P), P, (char *)a->recvbuf + at * es, n);
+        st = rcoll_op_fold(a->op, a->dtype, rcoll_reduce_strided(l.in, all, bytes, P), P,
+                           (char *)a->recvbuf + at * es, n);
+        if (st != RCOLL_OK)
+            return rcoll_reduce_fold_status(a, st, "reduce_scatter_block");
     }
     return RCOLL_OK;
 }

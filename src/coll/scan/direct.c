@@ -30,11 +30,13 @@ rcoll_status_t rcoll_scan_run(rcoll_args_t *a, bool inclusive, const char *coll)
         rcoll_status_t st = rcoll_alltoallv(a->team, mine, v, v + P, below, v + 2 * P, v + 3 * P);
         if (st != RCOLL_OK)
             return rcoll_reduce_failed(a, coll, st);
-        char *out = (char *)a->recvbuf + at * es;
+        if (!inclusive && me == 0)
+            continue; /* exscan's rank 0: no result (its receive buffer may be NULL) */
         rcoll_reduce_strided(l.in, below, bytes, me);
         l.in[me] = mine; /* where it is (the output itself, in place) */
-        if (inclusive || me > 0)
-            rcoll_op_fold(a->op, a->dtype, l.in, inclusive ? me + 1 : me, out, n);
+        st = rcoll_op_fold(a->op, a->dtype, l.in, inclusive ? me + 1 : me, (char *)a->recvbuf + at * es, n);
+        if (st != RCOLL_OK)
+            return rcoll_reduce_fold_status(a, st, coll);
     }
     return RCOLL_OK;
 }

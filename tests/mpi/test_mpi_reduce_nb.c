@@ -650,8 +650,10 @@ static long persistent(MPI_Comm comm, int rep)
     MPI_Comm_size(comm, &P);
     long calls = 0;
     for (int coll = 0; coll < NCOLLS; coll++) {
+        /* a predefined operation, and the user's non-commutative one */
+        static const int pre[] = {0, 1, 2, 5, 6};
         red_t c[2];
-        int to = (coll + rep) % NTO;
+        int to = pre[(coll + rep) % 5];
         red_setup(&c[0], coll, TO[to][0], TO[to][1], 7 + (size_t)coll * 50, coll % 2,
                   (coll + rep) % P, comm);
         red_setup(&c[1], coll, T_MAT, O_UNC, 5, (coll + 1) % 2, (coll + rep + 1) % P, comm);

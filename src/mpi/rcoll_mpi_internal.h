@@ -3,9 +3,10 @@
  * bodies and blocking wrappers), rcoll_mpi_nb.c (nonblocking and persistent wrappers, their
  * requests, the completion calls) and rcoll_mpi_reduce.c (the blocking reductions, and the
  * user operations' functions) the team lookup, the error reporting and the datatype
- * helpers; rcoll_mpi_colls.c gives rcoll_mpi_nb.c the bodies, which run a call at once or
- * through a plan (rmpi_plan_t: the call posted or bound, its packing deferred). Internal: not
- * exported from librcoll-mpi.so. */
+ * helpers; rcoll_mpi_colls.c and rcoll_mpi_reduce.c give rcoll_mpi_nb.c the bodies, which run a
+ * call at once or through a plan (rmpi_plan_t: the call posted or bound, its packing
+ * deferred), and rcoll_mpi_reduce.c the reductions' route. Internal: not exported from
+ * librcoll-mpi.so. */
 #ifndef RCOLL_MPI_INTERNAL_H
 #define RCOLL_MPI_INTERNAL_H
 

@@ -1,6 +1,8 @@
 /* librcoll-mpi, nonblocking and persistent collectives: MPI_Ibarrier, MPI_Iallgather,
  * MPI_Ialltoall, MPI_Ibcast, MPI_Igather, MPI_Iscatter, MPI_Iallgatherv, MPI_Ialltoallv,
- * MPI_Igatherv, MPI_Iscatterv, the MPI-4 persistent forms MPI_<Coll>_init where mpi.h declares
+ * MPI_Igatherv, MPI_Iscatterv, the reductions MPI_Iallreduce, MPI_Ireduce,
+ * MPI_Ireduce_scatter_block, MPI_Ireduce_scatter, MPI_Iscan, MPI_Iexscan (route and bodies:
+ * rcoll_mpi_reduce.c's), the MPI-4 persistent forms MPI_<Coll>_init where mpi.h declares
  * them (MPI_VERSION >= 4: MPICH 4; Open MPI 4.1 has only MPIX_ ones, left to it), and the
  * completion calls of their requests: MPI_Wait, MPI_Test, MPI_Waitall, MPI_Testall,
  * MPI_Waitany, MPI_Testany, MPI_Waitsome, MPI_Testsome, MPI_Request_get_status,
@@ -11,7 +13,11 @@
  *   a communicator of one rank): in "caller" mode a valid program could deadlock (rank 0
  *   posts, then waits in a native MPI_Recv for rank 1, which waits for the collective), so
  *   such a communicator's nonblocking and persistent collectives go to PMPI_ (said once at
- *   RCOLL_LOG=info).
+ *   RCOLL_LOG=info). A reduction with a user operation also goes to PMPI_ on a "thread" team
+ *   below MPI_THREAD_MULTIPLE (see route()).
+ * - A plan owns what its request needs until it is freed: temporaries, datatype duplicates,
+ *   and whatever the body hooked to its release (rmpi_plan_on_free: a user operation's rcoll
+ *   op and its hold on the caller's datatype), released after the rcoll request.
  * - Handles are MPI's own requests, so they mix with native ones in arrays: a nonblocking call
  *   gets a generalized request (PMPI_Grequest_start), completed (PMPI_Grequest_complete) once
  *   rcoll reports completion and the steps after the call (unpacking) ran; then PMPI_Wait &co

@@ -1,7 +1,12 @@
 /* librcoll-mpi, the reductions: MPI_Allreduce, MPI_Reduce, MPI_Reduce_scatter_block,
  * MPI_Reduce_scatter, MPI_Scan and MPI_Exscan on rcoll's reductions (counted in elements of an
  * rcoll_dtype_t), and MPI_Op_create / MPI_Op_free, which the drop-in watches to know the
- * function behind a user operation (MPI has no call that gives it back). MPI_Reduce_local and
+ * function behind a user operation (MPI has no call that gives it back), and MPI_Type_free
+ * (held datatypes, below). The route (rmpi_red_route) and the bodies (rmpi_body_reduce,
+ * rmpi_body_reduce_scatter) serve the blocking wrappers here and the nonblocking and
+ * persistent ones in rcoll_mpi_nb.c: given a plan, a body posts rcoll_i<reduction> or binds
+ * rcoll_<reduction>_init, and what must outlive the call (the counts, a stand-in's scratch and
+ * its copy of the send data, a user operation's state) is the plan's. MPI_Reduce_local and
  * everything else goes to the MPI library. The rules of rcoll_mpi.c's first comment hold; what
  * is particular to these:
  * - rcoll or PMPI_ is decided from the communicator (its team), the datatype, the operation,
@@ -9,7 +14,8 @@
  *   reduction, so every rank takes the same route. rcoll runs a call only where it computes
  *   what MPI defines:
  *   - a predefined operation (MPI_SUM ... MPI_MAXLOC) on a predefined type of the table below
- *     (found by handle; its MPI size and extent checked once against the rcoll type's size) or
+ *     (found by handle; its MPI size and extent checked once against the rcoll type's size,
+ *     a pair type with padding by its extent and lb: see add_named) or
  *     on a contiguous/dup chain of one (count * n elements of it), where MPI defines the
  *     operation for the type's class (MPI-3.1 5.9.2: integer, floating, complex, logical,
  *     byte, pair) and rcoll_op_valid agrees;
@@ -20,10 +26,9 @@
  *     opaque element RCOLL_DTYPE_BYTES(size).
  *   Everything else goes to PMPI_: MPI_REPLACE, MPI_NO_OP, an operation the type does not
  *   support (the MPI library reports MPI_ERR_OP, or accepts its own extension), an invalid
- *   operation or datatype, datatypes with holes or gaps (vector, resized, MPI_DOUBLE_INT and
- *   the other pair types whose value is followed by padding, which MPI never writes), a user
- *   operation the drop-in did not see created (MPI_Op_create_c, Fortran), an invalid root, a
- *   count of zero (all zero counts for MPI_Reduce_scatter), an intercommunicator.
+ *   operation or datatype, datatypes with holes or gaps (vector, resized), a user operation
+ *   the drop-in did not see created (MPI_Op_create_c, Fortran), an invalid root, a count of
+ *   zero (all zero counts for MPI_Reduce_scatter), an intercommunicator.
  * - MPI_IN_PLACE as MPI defines it: the input in recvbuf (MPI_Reduce: at the root only;
  *   MPI_Reduce_scatter(_block): recvbuf holds every rank's blocks, the result replaces the
  *   first); MPI_Exscan never writes rank 0's recvbuf. Arguments MPI calls insignificant (the

@@ -17,8 +17,10 @@ an even count), and its table row also gives the lowest and highest ratio of the
 with a failed check stands instead, so that no failure hides behind a median. Records with an
 "error" key are failed checks (rcoll error or wrong data): they show as FAILED in their table
 and are listed in the report's Failures section.
-Rooted collectives are grouped by their "root" (a rank or "rotate"), the v-forms by "skewed"
-(rcoll-bench writes these keys exactly for those collectives). A forced algorithm that does not
+Rooted collectives are grouped by their "root" (a rank or "rotate"), the v-forms by "skewed",
+the reductions by their operation and element type ("op", "dtype": a table per collective, op
+and type, e.g. "allreduce, sum of double") (rcoll-bench writes these keys exactly for those
+collectives). A forced algorithm that does not
 apply to a call gives way to its fallback: "algo" names what ran, "forced_algo" what was asked.
 What each collective is (its order, what its size means, what each rank moves) comes from
 rcoll's table of collectives, `rcoll-info --colls` (JSON lines): --colls FILE, else colls.jsonl
@@ -85,6 +87,14 @@ def coll_text(coll):
     name = coll[:1].upper() + coll[1:]
     if row["recv"]["blocks"] == "none":
         return f"{name}: no data ({row['moves']}), a single row per run."
+    if row.get("reduction"):
+        # rcoll-bench's size axis for a reduction: bytes of the elements (rcoll-bench --help).
+        count = ("count = bytes / element size, every rank's count alike (equal counts) or rank "
+                 "r's (r % 4) * count / 2 (skewed counts)" if row["vform"]
+                 else "count = bytes / element size")
+        return (f"{name}: bytes = {row['bytes_is']}, {count}; the operation and element type "
+                f"are in each table's title (rcoll-bench --op, --dtype; native MPI the same); "
+                f"{row['moves']}.")
     if not row["vform"]:
         return f"{name}: bytes = {row['bytes_is']}; {row['moves']}."
     # rcoll-bench's counts for the v-forms (its usage): m each, or skewed by rank (pair).
@@ -122,9 +132,12 @@ def read_records(path, keys_of=None):
 
 
 def variant_of(rec):
-    """'' or a text such as 'root 0', 'root rotate', 'skewed counts' for the group key: rcoll-bench
-    writes "root" for the rooted collectives and "skewed" for the v-forms."""
+    """'' or a text such as 'root 0', 'root rotate', 'skewed counts', 'sum of double' for the
+    group key: rcoll-bench writes "root" for the rooted collectives, "skewed" for the v-forms and
+    "op" and "dtype" for the reductions."""
     parts = []
+    if "op" in rec:
+        parts.append(f"{rec['op']} of {rec.get('dtype', '?')}")
     if "root" in rec:
         parts.append(f"root {rec['root']}")
     if "skewed" in rec:

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # rcoll-bench comparison against native MPI: barrier, allgather, alltoall, bcast, gather and
-# scatter (root 0; their iterations separated by an untimed barrier, rcoll-bench --sync) at
-# np=2 and np=4 (4 ranks on a 2-core machine: more ranks than cores), with Open MPI and with
-# MPICH, every size interleaved native/rcoll in one run, every (collective, implementation,
-# size) checked once before it is timed. Writes OUT_DIR/raw/<mpi>-np<N>.jsonl (.txt: the
-# OSU-style output, .err: stderr), then OUT_DIR/report.md and plots.
+# scatter (root 0; their iterations separated by an untimed barrier, rcoll-bench --sync), and
+# the reductions allreduce, reduce (root 0, synced alike) and reduce_scatter_block of doubles
+# summed (--op sum --dtype double; sizes from one element, 8 B) at np=2 and np=4 (4 ranks on a
+# 2-core machine: more ranks than cores), with Open MPI and with MPICH, every size interleaved
+# native/rcoll in one run, every (collective, implementation, size) checked once before it is
+# timed; at np=2 allreduce also from 2 MB to 16 MB in a second run (<mpi>-large-np2). Writes
+# OUT_DIR/raw/<mpi>-np<N>.jsonl (.txt: the OSU-style output, .err: stderr), then
+# OUT_DIR/report.md and plots.
 # Across nodes (emulated: every rank its own node, UCX tcp) against Open MPI over its tcp BTL at
-# np=4: barrier, allgather, alltoall; and allgather 32 KB with fresh buffers, with and without the
-# registration cache (RCOLL_BENCH_INTERNODE=0 skips these). Each runs RCOLL_BENCH_INTERNODE_RUNS
-# times (default 5; the report shows the median run per size, the cache pair alternating).
+# np=4: barrier, allgather, alltoall (RCOLL_BENCH_INTERNODE_COLLS) and allreduce
+# (RCOLL_BENCH_INTERNODE_UCX_EXTRA; over UCX only, not in the libfabric runs); and allgather
+# 32 KB with fresh buffers, with and without the registration cache (RCOLL_BENCH_INTERNODE=0
+# skips these). Each runs RCOLL_BENCH_INTERNODE_RUNS times (default 5; the report shows the
+# median run per size, the cache pair alternating).
 # Then the nonblocking and persistent modes (rcoll-bench --overlap, with half of the ranks late,
 # and --persistent beside the blocking calls; Open MPI and MPICH; RCOLL_BENCH_MODES=0 skips them):
 # the report's "Nonblocking and persistent collectives".
@@ -17,10 +22,13 @@
 # Then the application kernels (scripts/run_apps.sh: matmul, nbody, radix sort, 3-D FFT at np=2
 # and 4, natively and preloaded; RCOLL_APPS=0 skips them): the report's "Application kernels".
 # Usage: scripts/run_benchmarks.sh BUILD_DIR OUT_DIR
-# Environment: RCOLL_BENCH_COLLS (default barrier,allgather,alltoall,bcast,gather,scatter; any
-# list rcoll-bench --coll takes), RCOLL_BENCH_SIZES (1:1048576), RCOLL_BENCH_ITERS (default
-# 2000), RCOLL_BENCH_WARMUP (200); MPICH at np=4 busy-polls when oversubscribed (a native barrier
-# takes milliseconds), so it runs RCOLL_BENCH_MPICH4_ITERS (default 30) iterations.
+# Environment: RCOLL_BENCH_COLLS (default barrier,allgather,alltoall,bcast,gather,scatter,
+# allreduce,reduce,reduce_scatter_block; any list rcoll-bench --coll takes), RCOLL_BENCH_OP and
+# RCOLL_BENCH_DTYPE (the reductions': sum, double), RCOLL_BENCH_SIZES (1:1048576),
+# RCOLL_BENCH_LARGE_COLLS and RCOLL_BENCH_LARGE_SIZES (the second run at np=2: allreduce,
+# 2M:16M; an empty list skips it), RCOLL_BENCH_ITERS (default 2000; rcoll-bench scales it down
+# above 64 KB), RCOLL_BENCH_WARMUP (200); MPICH at np=4 busy-polls when oversubscribed (a native
+# barrier takes milliseconds), so it runs RCOLL_BENCH_MPICH4_ITERS (default 30) iterations.
 # A run that fails (a failed check: rcoll error or wrong data; a crash; a timeout) does not stop
 # the others: the report is written with what was measured, lists the failures, and the script
 # then exits with status 1.
@@ -32,9 +40,12 @@ iters=${RCOLL_BENCH_ITERS:-2000}
 warm=${RCOLL_BENCH_WARMUP:-200}
 mpich4=${RCOLL_BENCH_MPICH4_ITERS:-30}
 sizes=${RCOLL_BENCH_SIZES:-1:1048576}
-colls=${RCOLL_BENCH_COLLS:-barrier,allgather,alltoall,bcast,gather,scatter}
+colls=${RCOLL_BENCH_COLLS:-barrier,allgather,alltoall,bcast,gather,scatter,allreduce,reduce,reduce_scatter_block}
+reduction=(--op "${RCOLL_BENCH_OP:-sum}" --dtype "${RCOLL_BENCH_DTYPE:-double}")
+large_colls=${RCOLL_BENCH_LARGE_COLLS-allreduce}
+large_sizes=${RCOLL_BENCH_LARGE_SIZES:-2M:16M}
 export RCOLL_TIMEOUT=${RCOLL_TIMEOUT:-300}
-common=(--coll "$colls" --impl native,rcoll -m "$sizes")
+common=(--coll "$colls" --impl native,rcoll -m "$sizes" "${reduction[@]}")
 labels=()
 notes=()
 failed=()
@@ -61,12 +72,29 @@ run() { # mpi label, np, iterations, warmup, launcher and bench...
     fi
 }
 
+# At np=2 the larger sizes of RCOLL_BENCH_LARGE_COLLS (allreduce) in a run of their own, its
+# records joining the same tables (mpi label, then the launcher and bench).
+large_run() {
+    local label=$1
+    shift
+    if [ -z "$large_colls" ]; then
+        return
+    fi
+    local saved=("${common[@]}") colls="$large_colls (-m $large_sizes)"
+    common=(--coll "$large_colls" --impl native,rcoll -m "$large_sizes" "${reduction[@]}")
+    run "$label-large" 2 "$iters" "$warm" "$@"
+    common=("${saved[@]}")
+}
 if [ -x "$build/rcoll-bench" ]; then
     for np in 2 4; do
         run openmpi "$np" "$iters" "$warm" mpirun --allow-run-as-root --oversubscribe --bind-to none \
             -np "$np" "$build/rcoll-bench"
     done
+    large_run openmpi mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 "$build/rcoll-bench"
     cat "$out"/raw/openmpi-np2.jsonl "$out"/raw/openmpi-np4.jsonl >"$out/raw/openmpi.jsonl"
+    if [ -n "$large_colls" ]; then
+        cat "$out/raw/openmpi-large-np2.jsonl" >>"$out/raw/openmpi.jsonl"
+    fi
     labels+=(--label "openmpi=$out/raw/openmpi.jsonl")
 fi
 # Across nodes, emulated on this machine: every rank its own node (RCOLL_PPN=1), all of rcoll's
@@ -78,17 +106,32 @@ if [ -x "$build/rcoll-bench" ] && [ "${RCOLL_BENCH_INTERNODE:-1}" = 1 ]; then
     tcp=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 --mca btl tcp,self
          --mca pml ob1 -x RCOLL_PPN=1 -x RCOLL_NET=ucx -x UCX_TLS=tcp)
     saved=("${common[@]}")
-    common=(--coll "${RCOLL_BENCH_INTERNODE_COLLS:-barrier,allgather,alltoall}" --impl native,rcoll -m "$sizes")
+    internode=${RCOLL_BENCH_INTERNODE_COLLS:-barrier,allgather,alltoall}
+    ucx_extra=${RCOLL_BENCH_INTERNODE_UCX_EXTRA-allreduce} # over UCX only
+    common=(--coll "$internode${ucx_extra:+,$ucx_extra}" --impl native,rcoll -m "$sizes" "${reduction[@]}")
     runs=${RCOLL_BENCH_INTERNODE_RUNS:-5}
     for ((k = 1; k <= runs; k++)); do
         run "openmpi-tcp-run$k" 4 "${RCOLL_BENCH_INTERNODE_ITERS:-1000}" "$warm" "${tcp[@]}" "$build/rcoll-bench"
         labels+=(--label "openmpi-tcp=$out/raw/openmpi-tcp-run$k-np4.jsonl")
     done
     notes+=(--note "openmpi-tcp: nodes emulated on this machine, every rank its own node (RCOLL_PPN=1): rcoll's traffic all over UCX tcp (RCOLL_NET=ucx UCX_TLS=tcp), native Open MPI with '--mca btl tcp,self --mca pml ob1' (its shared memory off); ppn in its table titles counts ranks per machine. $runs runs, each interleaving native and rcoll size by size: per size the run with the median ratio is shown, with the lowest and highest ratio of the runs beside it.")
+    # Allreduce on 2 emulated nodes of 2 ranks (RCOLL_PPN=2): the node-aware form's layout,
+    # against the same native Open MPI over tcp.
+    if [ -n "$ucx_extra" ]; then
+        tcp22=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 --mca btl tcp,self
+               --mca pml ob1 -x RCOLL_PPN=2 -x RCOLL_NET=ucx -x UCX_TLS=tcp)
+        common=(--coll "$ucx_extra" --impl native,rcoll -m "$sizes" "${reduction[@]}")
+        for ((k = 1; k <= runs; k++)); do
+            run "openmpi-tcp-2x2-run$k" 4 "${RCOLL_BENCH_INTERNODE_ITERS:-1000}" "$warm" "${tcp22[@]}" "$build/rcoll-bench"
+            labels+=(--label "openmpi-tcp-2x2=$out/raw/openmpi-tcp-2x2-run$k-np4.jsonl")
+        done
+        notes+=(--note "openmpi-tcp-2x2: as openmpi-tcp, but two emulated nodes of two ranks each (RCOLL_PPN=2; rcoll's traffic inside a node through shared memory, between nodes over UCX tcp); the native side is the same Open MPI over its tcp BTL. $runs runs, shown as for openmpi-tcp.")
+    fi
     # The same over the libfabric channel, where this build has it: the tcp provider's own
     # reliable-datagram endpoint (libfabric 1.17 calls it net; from 1.18 it is tcp's, and
     # FI_PROVIDER=tcp gives tcp;ofi_rxm here: docs/tuning.md has both).
     if "$build/rcoll-info" --list | grep -q '^network channels (RCOLL_NET):.*\bofi\b'; then
+        common=(--coll "$internode" --impl native,rcoll -m "$sizes")
         ofi=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 --mca btl tcp,self
              --mca pml ob1 -x RCOLL_PPN=1 -x RCOLL_NET=ofi -x FI_PROVIDER=net)
         for ((k = 1; k <= runs; k++)); do
@@ -139,7 +182,11 @@ fi
 if [ -x "$build/rcoll-bench-mpich" ]; then
     run mpich 2 "$iters" "$warm" mpirun.mpich -np 2 "$build/rcoll-bench-mpich"
     run mpich 4 "$mpich4" 5 mpirun.mpich -np 4 "$build/rcoll-bench-mpich"
+    large_run mpich mpirun.mpich -np 2 "$build/rcoll-bench-mpich"
     cat "$out"/raw/mpich-np2.jsonl "$out"/raw/mpich-np4.jsonl >"$out/raw/mpich.jsonl"
+    if [ -n "$large_colls" ]; then
+        cat "$out/raw/mpich-large-np2.jsonl" >>"$out/raw/mpich.jsonl"
+    fi
     labels+=(--label "mpich=$out/raw/mpich.jsonl")
     notes+=(--note "MPICH at np=4 (more ranks than cores) busy-polls: its runs use $mpich4 iterations per size.")
 fi
@@ -273,6 +320,7 @@ if [ -x "$build/rcoll-app-matmul" ] && [ "${RCOLL_APPS:-1}" = 1 ]; then
     apps=(--apps "$out/raw/apps.jsonl")
 fi
 notes+=(--note "Launch: Open MPI 'mpirun --oversubscribe --bind-to none', MPICH 'mpirun.mpich'; $iters iterations per size up to 64 KB, fewer above (rcoll-bench --help); rooted collectives with root 0 and an untimed MPI barrier after every iteration (OSU style; without it the root runs ahead), the others back to back.")
+notes+=(--note "Reductions (rcoll-bench ${reduction[*]}: the same operation and element type for rcoll and native MPI): bytes = the vector each rank contributes (reduce_scatter_block: each rank's block of the result), count = bytes / element size, sizes below one element left out; checked against a result computed in rcoll-bench before timing.${large_colls:+ At np=2 $large_colls also at $large_sizes bytes, in a run of its own (raw/<mpi>-large-np2).}")
 plots=()
 rm -f "$out"/*.png # plots of an earlier run, possibly of collectives not measured now
 python3 -c 'import matplotlib' 2>/dev/null || plots=(--no-plots)

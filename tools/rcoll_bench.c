@@ -1,19 +1,23 @@
 /* rcoll-bench: OSU-compatible latency benchmark of every rcoll collective (barrier, allgather,
- * alltoall, bcast, gather, scatter and the v-forms allgatherv, alltoallv, gatherv, scatterv)
- * that times, in one run and interleaved size by size, the native MPI collective and rcoll
- * (automatic and forced algorithms). Before any timing, one call per size and implementation is
- * checked (data, and that nothing outside the expected blocks was written): a failure is printed,
- * written to the JSON file, and makes the exit status non-zero. Native MPI is reached only
+ * alltoall, bcast, gather, scatter, the v-forms allgatherv, alltoallv, gatherv, scatterv, and
+ * the reductions allreduce, reduce, reduce_scatter_block, reduce_scatter, scan, exscan of one
+ * element type and operation, --dtype and --op) that times, in one run and interleaved size by
+ * size, the native MPI collective and rcoll (automatic and forced algorithms). Before any
+ * timing, one call per size and implementation is checked (data, and that nothing outside the
+ * expected blocks was written; a reduction's result against a locally computed one): a failure
+ * is printed, written to the JSON file, and makes the exit status non-zero. Native MPI is reached only
  * through PMPI_ functions, so the numbers stay native even when librcoll-mpi.so is LD_PRELOADed;
  * rcoll is reached through its C API on a team built over MPI_COMM_WORLD. Prints OSU-style
  * tables and, with --json, one JSON object per line. Besides the blocking calls it times the
  * nonblocking forms (--nonblocking: post, then wait at once), the persistent ones (--persistent:
  * init once, start and wait per iteration) and, as OSU's osu_iallgather, the overlap of a
  * nonblocking collective with computation (--overlap). */
+#include <complex.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +41,7 @@
 #endif
 
 #define MAX_IMPLS 32
-#define MAX_COLLS 16
+#define MAX_COLLS 32
 #define ALGO_LEN 64
 #define MSG_LEN 512
 #define BIG_BYTES 65536      /* above this, iteration counts are scaled down */
@@ -91,6 +95,10 @@ struct options {
     enum compute_choice compute; /* --compute-for: --overlap's per rank mean or per iteration */
     const char *json_path;
     const char *calibrate_path; /* --calibrate FILE: measure the cost model, write FILE, stop */
+    rcoll_dtype_t dtype;     /* --dtype: the reductions' element type (default double) */
+    rcoll_op_t op;           /* --op: their operation (default sum) */
+    int coll_from_all[MAX_COLLS]; /* colls[k] came from --coll all (not named) */
+    char dropped[160];       /* the reductions --coll all left out in a mode they lack */
 };
 
 /* Where one call's data sits in this rank's buffers: per block k, a count and a displacement in
@@ -99,6 +107,8 @@ struct options {
 struct layout {
     size_t *scounts, *sdispls, *rcounts, *rdispls;
     int *iscounts, *isdispls, *ircounts, *irdispls;
+    size_t *ecounts;         /* reductions: the elements of block k (reduce_scatter's counts) */
+    int *iecounts;
     int nsend, nrecv;
     int send_each, recv_each;
     size_t sbytes, rbytes;   /* extent of the send and receive data */
@@ -127,6 +137,13 @@ struct bench {
     int keep_algo;           /* wait_call keeps it (an untimed call, or the last timed one) */
     long errors;             /* data errors seen by this rank in checked timed iterations */
     int failures;            /* failed pre-timing checks (every rank counts alike) */
+    /* The reductions' element type and operation (--dtype, --op), rcoll's and native MPI's */
+    rcoll_dtype_t dtype;
+    rcoll_op_t op;
+    int rop;                 /* enum red_op of op */
+    size_t esize;            /* bytes of one element */
+    MPI_Datatype mdtype;
+    MPI_Op mop;
 };
 
 /* One measured (coll, impl, size) point, as rank 0 knows it. */
@@ -165,6 +182,80 @@ static int has_data(rcoll_coll_t c)
     return rcoll_coll_info(c)->recv.blocks != RCOLL_BLOCKS_NONE;
 }
 
+/* Combines the ranks' vectors (element type and operation: --dtype, --op). */
+static int is_reduction(rcoll_coll_t c)
+{
+    return rcoll_coll_info(c)->reduction;
+}
+
+/* The predefined operations, in rcoll's order (RCOLL_OP_*); rcoll-bench's own index of them. */
+enum red_op { ROP_SUM, ROP_PROD, ROP_MIN, ROP_MAX, ROP_LAND, ROP_LOR, ROP_LXOR, ROP_BAND, ROP_BOR,
+              ROP_BXOR, ROP_MINLOC, ROP_MAXLOC, ROP_COUNT };
+
+static rcoll_op_t rcoll_op_of(int rop)
+{
+    static const rcoll_op_t ops[ROP_COUNT] = {
+        RCOLL_OP_SUM, RCOLL_OP_PROD, RCOLL_OP_MIN, RCOLL_OP_MAX, RCOLL_OP_LAND, RCOLL_OP_LOR,
+        RCOLL_OP_LXOR, RCOLL_OP_BAND, RCOLL_OP_BOR, RCOLL_OP_BXOR, RCOLL_OP_MINLOC, RCOLL_OP_MAXLOC};
+    return rop >= 0 && rop < ROP_COUNT ? ops[rop] : NULL;
+}
+
+static int red_op_of(rcoll_op_t op)
+{
+    for (int k = 0; k < ROP_COUNT; k++)
+        if (rcoll_op_of(k) == op)
+            return k;
+    return -1;
+}
+
+/* Native MPI's operation and element type for rcoll's (the same C layout). */
+static MPI_Op mpi_op_of(int rop)
+{
+    switch (rop) {
+    case ROP_SUM: return MPI_SUM;
+    case ROP_PROD: return MPI_PROD;
+    case ROP_MIN: return MPI_MIN;
+    case ROP_MAX: return MPI_MAX;
+    case ROP_LAND: return MPI_LAND;
+    case ROP_LOR: return MPI_LOR;
+    case ROP_LXOR: return MPI_LXOR;
+    case ROP_BAND: return MPI_BAND;
+    case ROP_BOR: return MPI_BOR;
+    case ROP_BXOR: return MPI_BXOR;
+    case ROP_MINLOC: return MPI_MINLOC;
+    case ROP_MAXLOC: return MPI_MAXLOC;
+    default: return MPI_OP_NULL;
+    }
+}
+
+static MPI_Datatype mpi_dtype_of(rcoll_dtype_t d)
+{
+    switch (d) {
+    case RCOLL_DTYPE_INT8: return MPI_INT8_T;
+    case RCOLL_DTYPE_UINT8: return MPI_UINT8_T;
+    case RCOLL_DTYPE_INT16: return MPI_INT16_T;
+    case RCOLL_DTYPE_UINT16: return MPI_UINT16_T;
+    case RCOLL_DTYPE_INT32: return MPI_INT32_T;
+    case RCOLL_DTYPE_UINT32: return MPI_UINT32_T;
+    case RCOLL_DTYPE_INT64: return MPI_INT64_T;
+    case RCOLL_DTYPE_UINT64: return MPI_UINT64_T;
+    case RCOLL_DTYPE_FLOAT: return MPI_FLOAT;
+    case RCOLL_DTYPE_DOUBLE: return MPI_DOUBLE;
+    case RCOLL_DTYPE_LONG_DOUBLE: return MPI_LONG_DOUBLE;
+    case RCOLL_DTYPE_FLOAT_COMPLEX: return MPI_C_FLOAT_COMPLEX;
+    case RCOLL_DTYPE_DOUBLE_COMPLEX: return MPI_C_DOUBLE_COMPLEX;
+    case RCOLL_DTYPE_LONG_DOUBLE_COMPLEX: return MPI_C_LONG_DOUBLE_COMPLEX;
+    case RCOLL_DTYPE_BOOL: return MPI_C_BOOL;
+    case RCOLL_DTYPE_FLOAT_INT: return MPI_FLOAT_INT;
+    case RCOLL_DTYPE_DOUBLE_INT: return MPI_DOUBLE_INT;
+    case RCOLL_DTYPE_LONG_INT: return MPI_LONG_INT;
+    case RCOLL_DTYPE_2INT: return MPI_2INT;
+    case RCOLL_DTYPE_SHORT_INT: return MPI_SHORT_INT;
+    case RCOLL_DTYPE_LONG_DOUBLE_INT: return MPI_LONG_DOUBLE_INT;
+    default: return MPI_DATATYPE_NULL;
+    }
+}
+
 /* ------------------------------------------------------------------ options */
 
 static void usage(FILE *f)
@@ -173,9 +264,21 @@ static void usage(FILE *f)
         "usage: rcoll-bench [options]\n"
         "  --coll LIST      collectives, comma separated (default barrier,allgather; all = every\n"
         "                   one): barrier, allgather, alltoall, bcast, gather, scatter,\n"
-        "                   allgatherv, alltoallv, gatherv, scatterv\n"
+        "                   allgatherv, alltoallv, gatherv, scatterv, and the reductions\n"
+        "                   allreduce, reduce, reduce_scatter_block, reduce_scatter, scan, exscan\n"
+        "                   (blocking only: with --nonblocking, --persistent, --overlap or an\n"
+        "                   @mode a named reduction is an error, and all leaves them out)\n"
+        "  --op NAME        the reductions' operation, for rcoll and native alike (default sum):\n"
+        "                   sum, prod, min, max, land, lor, lxor, band, bor, bxor, minloc, maxloc\n"
+        "  --dtype NAME     the reductions' element type (default double): int8, uint8, int16,\n"
+        "                   uint16, int32, uint32, int64, uint64, float, double, long_double,\n"
+        "                   float_complex, double_complex, long_double_complex, bool, and for\n"
+        "                   minloc/maxloc float_int, double_int, long_int, 2int, short_int,\n"
+        "                   long_double_int (native: MPI_INT8_T ... MPI_C_BOOL, MPI_FLOAT_INT ...);\n"
+        "                   an operation that does not apply to the type is refused\n"
         "  --impl LIST      implementations, comma separated, measured interleaved in one run:\n"
-        "                   native (PMPI_ collective, MPI_BYTE), rcoll (automatic selection),\n"
+        "                   native (PMPI_ collective, MPI_BYTE; reductions: --dtype's type),\n"
+        "                   rcoll (automatic selection),\n"
         "                   rcoll:<algo> (forced algorithm; skipped if unknown; a call it does\n"
         "                   not apply to runs its fallback, which the algo field names)\n"
         "                   default native,rcoll. List rcoll before rcoll:<algo> so that the\n"
@@ -184,16 +287,21 @@ static void usage(FILE *f)
         "                   (default 1:1048576; K and M suffixes accepted). As in OSU, m is the\n"
         "                   block per rank: what each rank contributes (allgather, gather), sends\n"
         "                   to each rank (alltoall) or receives (scatter); bcast: the message;\n"
-        "                   v-forms: every count is m (see --skewed-counts)\n"
-        "  --root N|rotate  root of bcast, gather, scatter, gatherv, scatterv (default 0);\n"
+        "                   v-forms: every count is m (see --skewed-counts). Reductions: m is\n"
+        "                   the vector's bytes (count = m / element size; sizes that are not a\n"
+        "                   multiple of it are skipped), for reduce_scatter_block and\n"
+        "                   reduce_scatter the block each rank receives (counts equal unless\n"
+        "                   --skewed-counts)\n"
+        "  --root N|rotate  root of bcast, gather, scatter, gatherv, scatterv, reduce (default 0);\n"
         "                   rotate: iteration i uses root i %% np (warmup and timed alike)\n"
         "  --sync rooted|all|none  untimed PMPI_Barrier after every iteration (as OSU), for the\n"
-        "                   rooted collectives only (default: without it their root runs ahead\n"
-        "                   and the time is not a latency), for every collective but barrier,\n"
-        "                   or for none\n"
+        "                   rooted collectives, scan and exscan only (default: without it their\n"
+        "                   root, or rank 0, runs ahead and the time is not a latency), for every\n"
+        "                   collective but barrier, or for none\n"
         "  --skewed-counts  v-forms with unequal counts, in bytes (integer division):\n"
         "                     alltoallv: rank r sends ((r + j) %% 4) * m / 2 to rank j\n"
         "                     allgatherv, gatherv, scatterv: rank r's block is (r %% 4) * m / 2\n"
+        "                     reduce_scatter: rank r's count is (r %% 4) * (m / size) / 2 elements\n"
         "                   some are zero; displacements are packed in rank order. Native MPI\n"
         "                   gets exactly the same counts and displacements.\n"
         "  -i ITERS         timed iterations (default 1000); above 64 KB per rank:\n"
@@ -201,7 +309,9 @@ static void usage(FILE *f)
         "  -x WARMUP        warmup iterations (default 100); above 64 KB per rank:\n"
         "                   max(min(WARMUP,5), WARMUP*8192/bytes)\n"
         "  -c, --check      check the data of every iteration (pattern depends on source,\n"
-        "                   destination, iteration and byte); exit status 1 if any rank saw an\n"
+        "                   destination, iteration and byte; reductions: small values of source,\n"
+        "                   iteration and element whose result is exact, checked against one\n"
+        "                   computed locally); exit status 1 if any rank saw an\n"
         "                   error. Without it, one call per size and implementation (one per\n"
         "                   root with --root rotate) is still checked before timing.\n"
         "  --no-reuse       fresh malloc'ed buffers every iteration (allocation, memset and\n"
@@ -249,7 +359,8 @@ static void usage(FILE *f)
         "                   nonblocking, persistent) in the same run, interleaved with the\n"
         "                   others, e.g. --persistent --impl native,rcoll,rcoll@blocking\n"
         "  --json FILE      rank 0 appends one JSON object per (coll, impl, size) to FILE; a\n"
-        "                   failed check writes an object with an \"error\" key instead\n"
+        "                   failed check writes an object with an \"error\" key instead;\n"
+        "                   reductions' objects add \"op\" and \"dtype\"\n"
         "  --calibrate FILE measure the cost model's parameters on this job's nodes (it must\n"
         "                   span at least two nodes with several ranks on one: e.g. RCOLL_PPN)\n"
         "                   and write them to FILE for RCOLL_MODEL=FILE; nothing else runs\n"
@@ -327,6 +438,7 @@ static int parse_colls(const char *s, struct options *o, char *err, size_t errle
                 snprintf(err, errlen, "too many collectives (max %d)", MAX_COLLS);
                 return -1;
             }
+            o->coll_from_all[o->ncolls] = all;
             o->colls[o->ncolls++] = (rcoll_coll_t)k;
         }
     }
@@ -433,6 +545,97 @@ static void default_options(struct options *o)
     o->warmup = 100;
     o->root = 0;
     o->seed = 1;
+    o->dtype = RCOLL_DTYPE_DOUBLE;
+    o->op = RCOLL_OP_SUM;
+}
+
+/* --op NAME: a predefined operation. */
+static int parse_op(const char *s, struct options *o, char *err, size_t errlen)
+{
+    rcoll_op_t op = rcoll_op_from_name(s);
+    if (!op || red_op_of(op) < 0) {
+        snprintf(err, errlen, "unknown --op '%s' (sum, prod, min, max, land, lor, lxor, band, bor, "
+                 "bxor, minloc or maxloc)", s);
+        return -1;
+    }
+    o->op = op;
+    return 0;
+}
+
+/* --dtype NAME: one of rcoll's element types (not the opaque ones: no predefined operation). */
+static int parse_dtype(const char *s, struct options *o, char *err, size_t errlen)
+{
+    int d = rcoll_dtype_from_name(s);
+    if (d < 0 || d >= RCOLL_DTYPE_COUNT) {
+        size_t n = (size_t)snprintf(err, errlen, "unknown --dtype '%s' (", s);
+        for (int k = 0; k < RCOLL_DTYPE_COUNT && n < errlen; k++)
+            n += (size_t)snprintf(err + n, errlen - n, "%s%s", k ? ", " : "", rcoll_dtype_name(k));
+        if (n < errlen)
+            snprintf(err + n, errlen - n, ")");
+        return -1;
+    }
+    o->dtype = d;
+    return 0;
+}
+
+/* After the options: the operation must apply to the element type (as rcoll_op_valid says; MPI
+ * defines the same pairs), else the message lists the operations that do. */
+static int check_op_dtype(const struct options *o, char *err, size_t errlen)
+{
+    if (rcoll_op_valid(o->op, o->dtype))
+        return 0;
+    size_t n = (size_t)snprintf(err, errlen, "--op %s does not apply to --dtype %s (for %s: ",
+                                rcoll_op_name(o->op), rcoll_dtype_name(o->dtype),
+                                rcoll_dtype_name(o->dtype));
+    int any = 0;
+    for (int k = 0; k < ROP_COUNT && n < errlen; k++)
+        if (rcoll_op_valid(rcoll_op_of(k), o->dtype)) {
+            n += (size_t)snprintf(err + n, errlen - n, "%s%s", any ? ", " : "",
+                                  rcoll_op_name(rcoll_op_of(k)));
+            any = 1;
+        }
+    if (n < errlen)
+        snprintf(err + n, errlen - n, "%s)", any ? "" : "none");
+    return -1;
+}
+
+/* The reductions have no nonblocking or persistent form in rcoll (yet): in a run where some
+ * implementation is not blocking, a reduction named in --coll is an error and --coll all
+ * leaves them out (said in o->dropped, which the preamble prints). */
+static int check_reduction_modes(struct options *o, char *err, size_t errlen)
+{
+    const char *mode = NULL;
+    for (int k = 0; k < o->nimpls && !mode; k++)
+        if (o->impls[k].mode != MODE_BLOCKING)
+            mode = mode_names[o->impls[k].mode];
+    if (!mode)
+        return 0;
+    int kept = 0;
+    size_t n = 0;
+    for (int k = 0; k < o->ncolls; k++) {
+        rcoll_coll_t c = o->colls[k];
+        if (!is_reduction(c)) {
+            o->coll_from_all[kept] = o->coll_from_all[k];
+            o->colls[kept++] = c;
+            continue;
+        }
+        if (!o->coll_from_all[k]) {
+            snprintf(err, errlen, "%s: the %s mode is not available for reductions (rcoll has no "
+                     "nonblocking or persistent reductions yet); measure them blocking, without "
+                     "--nonblocking, --persistent, --overlap and @mode", rcoll_coll_name(c), mode);
+            return -1;
+        }
+        if (n < sizeof o->dropped)
+            n += (size_t)snprintf(o->dropped + n, sizeof o->dropped - n, "%s%s", n ? "," : "",
+                                  rcoll_coll_name(c));
+    }
+    o->ncolls = kept;
+    if (kept == 0) {
+        snprintf(err, errlen, "no collective left to measure in the %s mode (reductions are "
+                 "blocking only)", mode);
+        return -1;
+    }
+    return 0;
 }
 
 /* After the options: every implementation's mode (its @mode or the run's) and the
@@ -461,7 +664,7 @@ static int check_modes(struct options *o, char *err, size_t errlen)
         snprintf(err, errlen, "--compute-for needs --overlap");
         return -1;
     }
-    return 0;
+    return check_reduction_modes(o, err, errlen);
 }
 
 /* Returns 0 to run, 1 for --help, -1 on a bad command line (message in err). */
@@ -469,7 +672,7 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
 {
     enum { OPT_COLL = 256, OPT_IMPL, OPT_JSON, OPT_NO_REUSE, OPT_ROOT, OPT_SKEWED, OPT_SYNC,
            OPT_CALIBRATE, OPT_MIF, OPT_LATE_FRAC, OPT_LATE_US, OPT_SEED, OPT_NONBLOCKING,
-           OPT_PERSISTENT, OPT_OVERLAP, OPT_LATE_PURE, OPT_COMPUTE_FOR };
+           OPT_PERSISTENT, OPT_OVERLAP, OPT_LATE_PURE, OPT_COMPUTE_FOR, OPT_OP, OPT_DTYPE };
     static const struct option longopts[] = {
         {"coll", required_argument, NULL, OPT_COLL},
         {"impl", required_argument, NULL, OPT_IMPL},
@@ -488,6 +691,8 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
         {"overlap", no_argument, NULL, OPT_OVERLAP},
         {"late-pure", required_argument, NULL, OPT_LATE_PURE},
         {"compute-for", required_argument, NULL, OPT_COMPUTE_FOR},
+        {"op", required_argument, NULL, OPT_OP},
+        {"dtype", required_argument, NULL, OPT_DTYPE},
         {"check", no_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -507,6 +712,14 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
             break;
         case OPT_JSON:
             o->json_path = optarg;
+            break;
+        case OPT_OP:
+            if (parse_op(optarg, o, err, errlen))
+                return -1;
+            break;
+        case OPT_DTYPE:
+            if (parse_dtype(optarg, o, err, errlen))
+                return -1;
             break;
         case OPT_CALIBRATE:
             o->calibrate_path = optarg;
@@ -638,6 +851,8 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
         snprintf(err, errlen, "--calibrate takes no skew or mode options");
         return -1;
     }
+    if (check_op_dtype(o, err, errlen))
+        return -1;
     return check_modes(o, err, errlen);
 }
 
@@ -693,6 +908,13 @@ static int per_iteration_compute(const struct options *o)
     return o->compute == COMPUTE_ITER || (o->compute == COMPUTE_AUTO && skewed_arrival(o));
 }
 
+/* Whether some rank's result depends on no other rank's data, so that it may run ahead into
+ * the next call: the root of a rooted collective, rank 0 of scan and exscan. */
+static int runs_ahead(rcoll_coll_t coll)
+{
+    return is_rooted(coll) || coll == RCOLL_COLL_SCAN || coll == RCOLL_COLL_EXSCAN;
+}
+
 static int synced(const struct options *o, rcoll_coll_t coll)
 {
     if (skewed_arrival(o)) /* the seed's benchmark: every iteration starts together */
@@ -701,7 +923,7 @@ static int synced(const struct options *o, rcoll_coll_t coll)
         return 1;
     if (!has_data(coll) || o->sync == SYNC_NONE)
         return 0;
-    return o->sync == SYNC_ALL || is_rooted(coll);
+    return o->sync == SYNC_ALL || runs_ahead(coll);
 }
 
 /* Root of iteration `iter` (0 for the collectives without one). */
@@ -777,6 +999,8 @@ static void layout_alloc(struct bench *b)
     l->isdispls = xmalloc(b, n * sizeof(int));
     l->ircounts = xmalloc(b, n * sizeof(int));
     l->irdispls = xmalloc(b, n * sizeof(int));
+    l->ecounts = xmalloc(b, n * sizeof(size_t));
+    l->iecounts = xmalloc(b, n * sizeof(int));
 }
 
 static void layout_free(struct layout *l)
@@ -789,19 +1013,24 @@ static void layout_free(struct layout *l)
     free(l->isdispls);
     free(l->ircounts);
     free(l->irdispls);
+    free(l->ecounts);
+    free(l->iecounts);
 }
 
 /* Fills b->lay for one call of coll with size m (the same for every root), from what the
  * collective's table says each rank sends and receives: a block per rank on both sides (block
  * j to and from rank j: alltoall), on the receiving side (block j from rank j: allgather,
- * gather), on the sending side (block j to rank j: scatter), or one block (bcast, sent from its
- * receive buffer). Returns -1 if a count, displacement or extent does not fit in an int (MPI
+ * gather), on the sending side (block j to rank j: scatter, reduce_scatter), or one block
+ * (bcast, sent from its receive buffer; the reductions' vector). A reduction's counts are whole
+ * elements (m a multiple of the element size; reduce_scatter's skewed counts in elements), also
+ * in l->ecounts. Returns -1 if a count, displacement or extent does not fit in an int (MPI
  * counts). */
 static int set_layout(struct bench *b, const struct options *o, rcoll_coll_t coll, size_t m)
 {
     struct layout *l = &b->lay;
     const rcoll_coll_info_t *c = rcoll_coll_info(coll);
     int P = b->size, me = b->rank, v = c->vform;
+    size_t unit = c->reduction ? b->esize : 1;
     memset(l->scounts, 0, (size_t)P * sizeof(size_t));
     memset(l->rcounts, 0, (size_t)P * sizeof(size_t));
     l->nsend = l->nrecv = 0;
@@ -815,14 +1044,14 @@ static int set_layout(struct bench *b, const struct options *o, rcoll_coll_t col
         l->send_each = l->recv_each = 1;
     } else if (c->recv.blocks == RCOLL_BLOCKS_EACH) {
         for (int j = 0; j < P; j++)
-            l->rcounts[j] = v ? rank_count(o, j, m) : m;
+            l->rcounts[j] = v ? rank_count(o, j, m / unit) * unit : m;
         l->scounts[0] = l->rcounts[me];
         l->nsend = 1;
         l->nrecv = P;
         l->recv_each = 1;
     } else if (c->send.blocks == RCOLL_BLOCKS_EACH) {
         for (int j = 0; j < P; j++)
-            l->scounts[j] = v ? rank_count(o, j, m) : m;
+            l->scounts[j] = v ? rank_count(o, j, m / unit) * unit : m;
         l->rcounts[0] = l->scounts[me];
         l->nsend = P;
         l->nrecv = 1;
@@ -851,6 +1080,8 @@ static int set_layout(struct bench *b, const struct options *o, rcoll_coll_t col
         l->isdispls[k] = (int)l->sdispls[k];
         l->ircounts[k] = (int)l->rcounts[k];
         l->irdispls[k] = (int)l->rdispls[k];
+        l->ecounts[k] = l->scounts[k] / unit;
+        l->iecounts[k] = (int)l->ecounts[k];
     }
     return 0;
 }
@@ -895,11 +1126,17 @@ static void fill_pattern(unsigned char *p, size_t n, int src, int dst, int iter)
         p[j] = pattern(src, dst, iter, j);
 }
 
+static void fill_reduction(const struct bench *b, int iter, unsigned char *s, unsigned char *r);
+
 /* Prepares one checked call: send blocks set, receive buffer (and its guard) zeroed, the root's
- * message set where it sends from its receive buffer (bcast). */
+ * message set where it sends from its receive buffer (bcast). A reduction's: fill_reduction. */
 static void fill_call(const struct bench *b, rcoll_coll_t coll, int root, int iter, unsigned char *s,
                       unsigned char *r)
 {
+    if (is_reduction(coll)) {
+        fill_reduction(b, iter, s, r);
+        return;
+    }
     const struct layout *l = &b->lay;
     memset(r, 0, l->rbytes + GUARD);
     if (sends_here(b, coll, root))
@@ -932,13 +1169,372 @@ static long compare_block(const struct bench *b, const char *what, const unsigne
     return errs;
 }
 
+/* The receive buffer's bytes from `covered` (the end of the data this rank receives) to GUARD
+ * bytes past the receive data must still be zero. Returns the wrong ones; the first is
+ * described in first if still empty and `describe`. */
+static long check_untouched(const struct bench *b, const unsigned char *r, size_t covered, long printed,
+                            int describe, char *first, size_t first_len)
+{
+    long errs = 0;
+    for (size_t j = covered; j < b->lay.rbytes + GUARD; j++) {
+        if (r[j] == 0)
+            continue;
+        if (describe && errs == 0 && first[0] == '\0')
+            snprintf(first, first_len, "receive buffer written at byte %zu, outside the expected "
+                     "data (0..%zu): 0x%02x", j, covered, r[j]);
+        if (printed + errs < MAX_ERROR_LINES)
+            fprintf(stderr, "rcoll-bench rank %d: DATA ERROR: receive buffer written at byte %zu, "
+                    "outside the expected data (0..%zu): 0x%02x\n", b->rank, j, covered, r[j]);
+        errs++;
+    }
+    return errs;
+}
+
+/* ------------------------------------------------------------------ reductions' data */
+
+/* The pairs of minloc and maxloc, laid out as rcoll's and MPI's (rcoll.h). */
+struct pair_float { float v; int i; };
+struct pair_double { double v; int i; };
+struct pair_long { long v; int i; };
+struct pair_int { int v; int i; };
+struct pair_short { short v; int i; };
+struct pair_ldouble { long double v; int i; };
+
+/* One element of any type as a value: integers and bool in iv (two's complement, 64 bits),
+ * real and complex numbers in re and im, a pair's value in re and its index in idx. Every input
+ * is a small integer (or a half, or i), so every result is exact in every type and order. */
+struct elem {
+    int64_t iv;
+    long double re, im;
+    int idx;
+};
+
+enum elem_kind { EK_SIGNED, EK_UNSIGNED, EK_REAL, EK_COMPLEX, EK_BOOL, EK_PAIR };
+
+static enum elem_kind elem_kind(rcoll_dtype_t d)
+{
+    switch (d) {
+    case RCOLL_DTYPE_INT8: case RCOLL_DTYPE_INT16: case RCOLL_DTYPE_INT32: case RCOLL_DTYPE_INT64:
+        return EK_SIGNED;
+    case RCOLL_DTYPE_UINT8: case RCOLL_DTYPE_UINT16: case RCOLL_DTYPE_UINT32: case RCOLL_DTYPE_UINT64:
+        return EK_UNSIGNED;
+    case RCOLL_DTYPE_FLOAT: case RCOLL_DTYPE_DOUBLE: case RCOLL_DTYPE_LONG_DOUBLE:
+        return EK_REAL;
+    case RCOLL_DTYPE_FLOAT_COMPLEX: case RCOLL_DTYPE_DOUBLE_COMPLEX: case RCOLL_DTYPE_LONG_DOUBLE_COMPLEX:
+        return EK_COMPLEX;
+    case RCOLL_DTYPE_BOOL:
+        return EK_BOOL;
+    default:
+        return EK_PAIR;
+    }
+}
+
+#define LOAD(T, body) { T v; memcpy(&v, p, sizeof v); body; break; }
+#define LOAD_PAIR(T) { T v; memcpy(&v, p, sizeof v); e.re = v.v; e.idx = v.i; break; }
+
+/* The element at p (bool as its byte, so that a byte other than 0 or 1 shows as it is). */
+static struct elem load_elem(rcoll_dtype_t d, const unsigned char *p)
+{
+    struct elem e;
+    memset(&e, 0, sizeof e);
+    switch (d) {
+    case RCOLL_DTYPE_INT8: LOAD(int8_t, e.iv = v)
+    case RCOLL_DTYPE_UINT8: LOAD(uint8_t, e.iv = v)
+    case RCOLL_DTYPE_INT16: LOAD(int16_t, e.iv = v)
+    case RCOLL_DTYPE_UINT16: LOAD(uint16_t, e.iv = v)
+    case RCOLL_DTYPE_INT32: LOAD(int32_t, e.iv = v)
+    case RCOLL_DTYPE_UINT32: LOAD(uint32_t, e.iv = v)
+    case RCOLL_DTYPE_INT64: LOAD(int64_t, e.iv = v)
+    case RCOLL_DTYPE_UINT64: LOAD(uint64_t, e.iv = (int64_t)v)
+    case RCOLL_DTYPE_FLOAT: LOAD(float, e.re = v)
+    case RCOLL_DTYPE_DOUBLE: LOAD(double, e.re = v)
+    case RCOLL_DTYPE_LONG_DOUBLE: LOAD(long double, e.re = v)
+    case RCOLL_DTYPE_FLOAT_COMPLEX: LOAD(float complex, e.re = crealf(v); e.im = cimagf(v))
+    case RCOLL_DTYPE_DOUBLE_COMPLEX: LOAD(double complex, e.re = creal(v); e.im = cimag(v))
+    case RCOLL_DTYPE_LONG_DOUBLE_COMPLEX: LOAD(long double complex, e.re = creall(v); e.im = cimagl(v))
+    case RCOLL_DTYPE_BOOL: LOAD(uint8_t, e.iv = v)
+    case RCOLL_DTYPE_FLOAT_INT: LOAD_PAIR(struct pair_float)
+    case RCOLL_DTYPE_DOUBLE_INT: LOAD_PAIR(struct pair_double)
+    case RCOLL_DTYPE_LONG_INT: LOAD_PAIR(struct pair_long)
+    case RCOLL_DTYPE_2INT: LOAD_PAIR(struct pair_int)
+    case RCOLL_DTYPE_SHORT_INT: LOAD_PAIR(struct pair_short)
+    case RCOLL_DTYPE_LONG_DOUBLE_INT: LOAD_PAIR(struct pair_ldouble)
+    default: break;
+    }
+    return e;
+}
+
+#define STORE(T, x) { T v = (x); memcpy(p, &v, sizeof v); break; }
+#define STORE_PAIR(T, VT) { VT v = (VT)e.re; memcpy(p + offsetof(T, v), &v, sizeof v); \
+                            memcpy(p + offsetof(T, i), &e.idx, sizeof e.idx); break; }
+
+/* Writes e as an element of type d at p (integers wrap to the type's width; the pairs' padding
+ * zero). */
+static void store_elem(rcoll_dtype_t d, unsigned char *p, struct elem e)
+{
+    memset(p, 0, rcoll_dtype_size(d));
+    switch (d) {
+    case RCOLL_DTYPE_INT8: STORE(int8_t, (int8_t)e.iv)
+    case RCOLL_DTYPE_UINT8: STORE(uint8_t, (uint8_t)e.iv)
+    case RCOLL_DTYPE_INT16: STORE(int16_t, (int16_t)e.iv)
+    case RCOLL_DTYPE_UINT16: STORE(uint16_t, (uint16_t)e.iv)
+    case RCOLL_DTYPE_INT32: STORE(int32_t, (int32_t)e.iv)
+    case RCOLL_DTYPE_UINT32: STORE(uint32_t, (uint32_t)e.iv)
+    case RCOLL_DTYPE_INT64: STORE(int64_t, e.iv)
+    case RCOLL_DTYPE_UINT64: STORE(uint64_t, (uint64_t)e.iv)
+    case RCOLL_DTYPE_FLOAT: STORE(float, (float)e.re)
+    case RCOLL_DTYPE_DOUBLE: STORE(double, (double)e.re)
+    case RCOLL_DTYPE_LONG_DOUBLE: STORE(long double, e.re)
+    case RCOLL_DTYPE_FLOAT_COMPLEX: STORE(float complex, CMPLXF((float)e.re, (float)e.im))
+    case RCOLL_DTYPE_DOUBLE_COMPLEX: STORE(double complex, CMPLX((double)e.re, (double)e.im))
+    case RCOLL_DTYPE_LONG_DOUBLE_COMPLEX: STORE(long double complex, CMPLXL(e.re, e.im))
+    case RCOLL_DTYPE_BOOL: STORE(uint8_t, e.iv != 0)
+    case RCOLL_DTYPE_FLOAT_INT: STORE_PAIR(struct pair_float, float)
+    case RCOLL_DTYPE_DOUBLE_INT: STORE_PAIR(struct pair_double, double)
+    case RCOLL_DTYPE_LONG_INT: STORE_PAIR(struct pair_long, long)
+    case RCOLL_DTYPE_2INT: STORE_PAIR(struct pair_int, int)
+    case RCOLL_DTYPE_SHORT_INT: STORE_PAIR(struct pair_short, short)
+    case RCOLL_DTYPE_LONG_DOUBLE_INT: STORE_PAIR(struct pair_ldouble, long double)
+    default: break;
+    }
+}
+
+/* e as an element of type d holds it (wrapped, rounded). */
+static struct elem as_type(rcoll_dtype_t d, struct elem e)
+{
+    unsigned char tmp[64];
+    store_elem(d, tmp, e);
+    return load_elem(d, tmp);
+}
+
+/* a op b, a holding the lower ranks (the predefined operations, as MPI defines them; minloc
+ * and maxloc take the smaller index on a tie). */
+static struct elem combine(int rop, enum elem_kind k, struct elem a, struct elem b)
+{
+    struct elem r = a;
+    uint64_t x = (uint64_t)a.iv, y = (uint64_t)b.iv;
+    int less = k == EK_UNSIGNED ? x < y : k == EK_REAL ? a.re < b.re : a.iv < b.iv; /* a < b */
+    switch (rop) {
+    case ROP_SUM:
+        r.iv = (int64_t)(x + y);
+        r.re = a.re + b.re;
+        r.im = a.im + b.im;
+        break;
+    case ROP_PROD:
+        r.iv = (int64_t)(x * y);
+        r.re = a.re * b.re - a.im * b.im;
+        r.im = a.re * b.im + a.im * b.re;
+        break;
+    case ROP_MIN: r = less ? a : b; break;
+    case ROP_MAX: r = less ? b : a; break;
+    case ROP_LAND: r.iv = a.iv && b.iv; break;
+    case ROP_LOR: r.iv = a.iv || b.iv; break;
+    case ROP_LXOR: r.iv = !a.iv != !b.iv; break;
+    case ROP_BAND: r.iv = (int64_t)(x & y); break;
+    case ROP_BOR: r.iv = (int64_t)(x | y); break;
+    case ROP_BXOR: r.iv = (int64_t)(x ^ y); break;
+    case ROP_MINLOC: r = a.re < b.re || (a.re == b.re && a.idx < b.idx) ? a : b; break;
+    case ROP_MAXLOC: r = a.re > b.re || (a.re == b.re && a.idx < b.idx) ? a : b; break;
+    default: break;
+    }
+    return r;
+}
+
+static int elem_equal(enum elem_kind k, struct elem a, struct elem b)
+{
+    switch (k) {
+    case EK_REAL: return a.re == b.re;
+    case EK_COMPLEX: return a.re == b.re && a.im == b.im;
+    case EK_PAIR: return a.re == b.re && a.idx == b.idx;
+    default: return a.iv == b.iv;
+    }
+}
+
+static void format_elem(enum elem_kind k, struct elem e, char *buf, size_t len)
+{
+    switch (k) {
+    case EK_UNSIGNED: snprintf(buf, len, "%llu", (unsigned long long)e.iv); break;
+    case EK_REAL: snprintf(buf, len, "%Lg", e.re); break;
+    case EK_COMPLEX: snprintf(buf, len, "%Lg%+Lgi", e.re, e.im); break;
+    case EK_PAIR: snprintf(buf, len, "(%Lg, %d)", e.re, e.idx); break;
+    default: snprintf(buf, len, "%lld", (long long)e.iv); break;
+    }
+}
+
+static uint32_t elem_hash(int src, int iter, size_t j, uint32_t salt)
+{
+    uint32_t x = (uint32_t)src * 0x9E3779B1u ^ (uint32_t)iter * 0x85EBCA77u ^ (uint32_t)j * 0xC2B2AE3Du ^
+                 (uint32_t)((uint64_t)j >> 32) * 0x27D4EB2Fu ^ salt * 0x165667B1u;
+    x ^= x >> 15;
+    x *= 0x2C1B3C6Du;
+    x ^= x >> 13;
+    x *= 0x297A2D39u;
+    x ^= x >> 16;
+    return x;
+}
+
+/* Element j of rank src's vector in iteration iter, for the run's operation: small integers
+ * for sum (every partial sum exact); mostly 1 and now and then 2, -1 (complex: i, -i) for prod;
+ * -100..99 (reals: halves) for min and max; zeros and values other than 1 for the logical
+ * operations; every bit for the bitwise ones; few values (ties) with hashed indices for minloc
+ * and maxloc. As the type holds it. */
+static struct elem input_elem(const struct bench *b, int src, int iter, size_t j)
+{
+    enum elem_kind k = elem_kind(b->dtype);
+    uint32_t h = elem_hash(src, iter, j, 0);
+    struct elem e;
+    memset(&e, 0, sizeof e);
+    long v = 0;
+    switch (b->rop) {
+    case ROP_SUM:
+        v = (long)(h % 8) - (k == EK_UNSIGNED ? 0 : 3);
+        e.im = (long double)((long)((h >> 8) % 8) - 3);
+        break;
+    case ROP_PROD:
+        v = h % 16 == 0 ? 2 : h % 16 == 1 && k != EK_UNSIGNED ? -1 : 1;
+        if (k == EK_COMPLEX && (h % 16 == 1 || h % 16 == 2)) { /* i, -i */
+            v = 0;
+            e.im = h % 16 == 1 ? 1 : -1;
+        }
+        break;
+    case ROP_MIN:
+    case ROP_MAX:
+        v = k == EK_UNSIGNED ? (long)(h % 250) : (long)(h % 200) - 100;
+        break;
+    case ROP_LAND:
+    case ROP_LOR:
+    case ROP_LXOR:
+        v = h % 4 == 0 ? 0 : k == EK_BOOL ? 1 : 1 + (long)((h >> 8) % 5);
+        break;
+    case ROP_BAND:
+    case ROP_BOR:
+    case ROP_BXOR:
+        v = (long)(int64_t)(((uint64_t)h << 32) | elem_hash(src, iter, j, 1));
+        break;
+    case ROP_MINLOC:
+    case ROP_MAXLOC:
+        v = (long)(h % 8) - 3;
+        e.idx = (int)((h >> 8) % 1000);
+        break;
+    default:
+        break;
+    }
+    e.iv = v;
+    e.re = k == EK_REAL && (b->rop == ROP_MIN || b->rop == ROP_MAX) ? (long double)v / 2 : (long double)v;
+    return as_type(b->dtype, e);
+}
+
+/* Element j of ranks lo..hi's vectors combined in rank order, as the type holds each step. */
+static struct elem reference_elem(const struct bench *b, int lo, int hi, int iter, size_t j)
+{
+    enum elem_kind k = elem_kind(b->dtype);
+    struct elem acc = input_elem(b, lo, iter, j);
+    for (int src = lo + 1; src <= hi; src++)
+        acc = as_type(b->dtype, combine(b->rop, k, acc, input_elem(b, src, iter, j)));
+    return acc;
+}
+
+/* A reduction's checked call: this rank's send vector (each block's elements numbered from the
+ * send buffer's start, so every block differs) and the receive buffer zeroed with its guard. */
+static void fill_reduction(const struct bench *b, int iter, unsigned char *s, unsigned char *r)
+{
+    const struct layout *l = &b->lay;
+    memset(r, 0, l->rbytes + GUARD);
+    for (int k = 0; k < l->nsend; k++) {
+        size_t base = l->sdispls[k] / b->esize;
+        for (size_t i = 0; i < l->ecounts[k]; i++)
+            store_elem(b->dtype, s + l->sdispls[k] + i * b->esize, input_elem(b, b->rank, iter, base + i));
+    }
+}
+
+/* Reports one wrong element (stderr, and the first into first). */
+static void elem_error(const struct bench *b, const char *what, size_t i, size_t n, struct elem want,
+                       struct elem got, long nth, long printed, char *first, size_t first_len)
+{
+    enum elem_kind k = elem_kind(b->dtype);
+    char w[96], g[96];
+    format_elem(k, want, w, sizeof w);
+    format_elem(k, got, g, sizeof g);
+    if (nth == 0 && first[0] == '\0')
+        snprintf(first, first_len, "%s element %zu of %zu: expected %s got %s", what, i, n, w, g);
+    if (printed < MAX_ERROR_LINES)
+        fprintf(stderr, "rcoll-bench rank %d: DATA ERROR: %s element %zu of %zu: expected %s got %s\n",
+                b->rank, what, i, n, w, g);
+}
+
+/* Verifies a reduction's call as verify_call does, by value (a type's padding is not data):
+ * the result against one computed here from every contributing rank's inputs (all of them;
+ * ranks 0..r for scan, 0..r-1 for exscan; reduce_scatter(_block): this rank's block of the
+ * vector), nothing written past it (at a reduce's non-root, and rank 0 of rcoll's exscan, which
+ * writes nothing there: nothing at all; MPI leaves exscan's rank 0 undefined), the send vector
+ * unchanged. Returns the number of wrong elements and bytes. */
+static long verify_reduction(const struct bench *b, const struct impl *im, rcoll_coll_t coll, size_t m,
+                             int root, int iter, const unsigned char *s, const unsigned char *r,
+                             long printed, char *first, size_t first_len)
+{
+    const struct layout *l = &b->lay;
+    enum elem_kind k = elem_kind(b->dtype);
+    size_t es = b->esize, covered = 0;
+    long errs = 0;
+    int me = b->rank, lo = 0, hi = b->size - 1, recv = receives_here(b, coll, root);
+    char what[96];
+    first[0] = '\0';
+    if (coll == RCOLL_COLL_SCAN)
+        hi = me;
+    if (coll == RCOLL_COLL_EXSCAN) {
+        hi = me - 1;
+        if (me == 0) {
+            recv = 0;
+            if (im->kind == IMPL_NATIVE)
+                covered = l->rbytes;
+        }
+    }
+    if (recv) {
+        size_t base = l->send_each ? l->sdispls[me] / es : 0, n = l->rcounts[0] / es;
+        snprintf(what, sizeof what, "result (ranks %d..%d combined%s)", lo, hi,
+                 l->send_each ? ", this rank's block" : "");
+        for (size_t i = 0; i < n; i++) {
+            struct elem want = reference_elem(b, lo, hi, iter, base + i);
+            struct elem got = load_elem(b->dtype, r + i * es);
+            if (elem_equal(k, want, got))
+                continue;
+            elem_error(b, what, i, n, want, got, errs, printed + errs, first, first_len);
+            errs++;
+        }
+        covered = l->rbytes;
+    }
+    errs += check_untouched(b, r, covered, printed + errs, errs == 0, first, first_len);
+    for (int kb = 0; kb < l->nsend; kb++) {
+        size_t base = l->sdispls[kb] / es;
+        snprintf(what, sizeof what, "send (block %d, changed by the call)", kb);
+        for (size_t i = 0; i < l->ecounts[kb]; i++) {
+            struct elem want = input_elem(b, me, iter, base + i);
+            struct elem got = load_elem(b->dtype, s + l->sdispls[kb] + i * es);
+            if (elem_equal(k, want, got))
+                continue;
+            elem_error(b, what, i, l->ecounts[kb], want, got, errs, printed + errs, first, first_len);
+            errs++;
+        }
+    }
+    if (errs && printed < MAX_ERROR_LINES)
+        fprintf(stderr, "rcoll-bench rank %d: ... in %s impl=%s bytes=%zu op=%s dtype=%s root=%d %s %d: "
+                "%ld wrong elements or bytes\n", b->rank, rcoll_coll_name(coll), im->label, m,
+                rcoll_op_name(b->op), rcoll_dtype_name(b->dtype), root,
+                iter >= CHECK_ITER ? "check before timing, call" : "iteration",
+                iter >= CHECK_ITER ? INT_MAX - iter : iter, errs);
+    return errs;
+}
+
 /* Verifies one call: every receive block, nothing written past the receive data (up to GUARD
  * bytes; the whole buffer where nothing is received) and the send blocks unchanged. Returns the
- * number of wrong bytes; the first is described in first (first_len bytes). */
+ * number of wrong bytes; the first is described in first (first_len bytes). A reduction's:
+ * verify_reduction. */
 static long verify_call(const struct bench *b, const struct impl *im, rcoll_coll_t coll, size_t m,
                         int root, int iter, const unsigned char *s, const unsigned char *r, long printed,
                         char *first, size_t first_len)
 {
+    if (is_reduction(coll))
+        return verify_reduction(b, im, coll, m, root, iter, s, r, printed, first, first_len);
     const struct layout *l = &b->lay;
     long errs = 0;
     char where[96];
@@ -955,17 +1551,7 @@ static long verify_call(const struct bench *b, const struct impl *im, rcoll_coll
         }
         covered = l->rbytes;
     }
-    for (size_t j = covered; j < l->rbytes + GUARD; j++) {
-        if (r[j] == 0)
-            continue;
-        if (errs == 0 && first[0] == '\0')
-            snprintf(first, first_len, "receive buffer written at byte %zu, outside the expected "
-                     "data (0..%zu): 0x%02x", j, covered, r[j]);
-        if (printed + errs < MAX_ERROR_LINES)
-            fprintf(stderr, "rcoll-bench rank %d: DATA ERROR: receive buffer written at byte %zu, "
-                    "outside the expected data (0..%zu): 0x%02x\n", b->rank, j, covered, r[j]);
-        errs++;
-    }
+    errs += check_untouched(b, r, covered, printed + errs, errs == 0, first, first_len);
     if (sends_here(b, coll, root))
         for (int k = 0; k < l->nsend; k++) {
             int dst = l->send_each ? k : ANY_DST;
@@ -1019,6 +1605,26 @@ static int native_call(struct bench *b, rcoll_coll_t coll, void *s, void *r, siz
         return PMPI_Scatterv(s, l->iscounts, l->isdispls, MPI_BYTE, r, l->ircounts[0], MPI_BYTE, root,
                              c);
     default:
+        break;
+    }
+    /* The reductions: counts in elements of the run's type (m / element size). */
+    int e = (int)(m / b->esize);
+    MPI_Datatype t = b->mdtype;
+    MPI_Op op = b->mop;
+    switch (coll) {
+    case RCOLL_COLL_ALLREDUCE:
+        return PMPI_Allreduce(s, r, e, t, op, c);
+    case RCOLL_COLL_REDUCE:
+        return PMPI_Reduce(s, r, e, t, op, root, c);
+    case RCOLL_COLL_REDUCE_SCATTER_BLOCK:
+        return PMPI_Reduce_scatter_block(s, r, e, t, op, c);
+    case RCOLL_COLL_REDUCE_SCATTER:
+        return PMPI_Reduce_scatter(s, r, l->iecounts, t, op, c);
+    case RCOLL_COLL_SCAN:
+        return PMPI_Scan(s, r, e, t, op, c);
+    case RCOLL_COLL_EXSCAN:
+        return PMPI_Exscan(s, r, e, t, op, c);
+    default:
         return MPI_ERR_OTHER;
     }
 }
@@ -1048,6 +1654,18 @@ static rcoll_status_t rcoll_call(struct bench *b, rcoll_coll_t coll, void *s, vo
         return rcoll_gatherv(t, s, l->scounts[0], r, l->rcounts, l->rdispls, root);
     case RCOLL_COLL_SCATTERV:
         return rcoll_scatterv(t, s, l->scounts, l->sdispls, r, l->rcounts[0], root);
+    case RCOLL_COLL_ALLREDUCE:
+        return rcoll_allreduce(t, s, r, m / b->esize, b->dtype, b->op);
+    case RCOLL_COLL_REDUCE:
+        return rcoll_reduce(t, s, r, m / b->esize, b->dtype, b->op, root);
+    case RCOLL_COLL_REDUCE_SCATTER_BLOCK:
+        return rcoll_reduce_scatter_block(t, s, r, m / b->esize, b->dtype, b->op);
+    case RCOLL_COLL_REDUCE_SCATTER:
+        return rcoll_reduce_scatter(t, s, r, l->ecounts, b->dtype, b->op);
+    case RCOLL_COLL_SCAN:
+        return rcoll_scan(t, s, r, m / b->esize, b->dtype, b->op);
+    case RCOLL_COLL_EXSCAN:
+        return rcoll_exscan(t, s, r, m / b->esize, b->dtype, b->op);
     default:
         return RCOLL_ERR_INVALID;
     }
@@ -1478,7 +2096,8 @@ static void json_string(FILE *f, const char *s)
 }
 
 /* The keys every record starts with: coll, impl, algo (what ran: a forced algorithm that does
- * not apply to a call gives way to its fallback, named here), np, ppn, bytes, then root
+ * not apply to a call gives way to its fallback, named here), np, ppn, bytes, op and dtype
+ * (reductions), then root
  * (rooted collectives: a rank or "rotate"), skewed (v-forms), forced (rcoll) and forced_algo
  * (the algorithm asked for, when forced). */
 static void json_head(const struct bench *b, const struct options *o, rcoll_coll_t coll,
@@ -1490,6 +2109,8 @@ static void json_head(const struct bench *b, const struct options *o, rcoll_coll
     fprintf(f, ",\"impl\":\"%s\",\"algo\":", im->kind == IMPL_NATIVE ? "native" : "rcoll");
     json_string(f, algo);
     fprintf(f, ",\"np\":%d,\"ppn\":%d,\"bytes\":%zu", b->size, b->ppn, bytes);
+    if (is_reduction(coll))
+        fprintf(f, ",\"op\":\"%s\",\"dtype\":\"%s\"", rcoll_op_name(b->op), rcoll_dtype_name(b->dtype));
     if (is_rooted(coll)) {
         if (o->root == ROOT_ROTATE)
             fprintf(f, ",\"root\":\"rotate\"");
@@ -1568,7 +2189,12 @@ static void write_json_error(const struct bench *b, const struct options *o, rco
 static void describe_variant(const struct options *o, rcoll_coll_t coll, char *buf, size_t len)
 {
     buf[0] = '\0';
+    if (is_reduction(coll))
+        snprintf(buf, len, " op=%s dtype=%s", rcoll_op_name(o->op), rcoll_dtype_name(o->dtype));
     if (is_rooted(coll)) {
+        size_t n = strlen(buf);
+        buf += n;
+        len -= n;
         if (o->root == ROOT_ROTATE)
             snprintf(buf, len, " root=rotate");
         else
@@ -1602,7 +2228,7 @@ static void describe_mode(const struct bench *b, const struct impl *im, char *bu
 static void print_header(const struct bench *b, const struct options *o, rcoll_coll_t coll,
                          const struct impl *im, const char *algo)
 {
-    char variant[64], mode[96];
+    char variant[128], mode[96];
     describe_variant(o, coll, variant, sizeof variant);
     describe_mode(b, im, mode, sizeof mode);
     printf("\n# rcoll-bench %s impl=%s algo=%s np=%d ppn=%d%s%s\n", rcoll_coll_name(coll), im->label,
@@ -1713,7 +2339,7 @@ static void report_failure(struct bench *b, const struct options *o, rcoll_coll_
     b->failures++;
     if (b->rank != 0)
         return;
-    char variant[64];
+    char variant[128];
     describe_variant(o, coll, variant, sizeof variant);
     int nbad = 0, first = -1;
     for (int r = 0; r < b->size; r++) {
@@ -1879,11 +2505,18 @@ static void reduce_times(struct bench *b, int iters, struct result *res)
 }
 
 /* Whether this rank's call cannot return before `peer` has arrived (its result needs that
- * rank's data or, for barrier, its arrival): every rank for the all-to-all kinds; the root
- * for those that fan out from it; a fan-in's root needs every rank, the others no one. */
+ * rank's data or, for barrier, its arrival): every rank for the all-to-all kinds (allreduce and
+ * reduce_scatter(_block) too); the root for those that fan out from it; a fan-in's root (gather,
+ * reduce) needs every rank, the others no one; scan rank r ranks 0..r, exscan 0..r-1. */
 static int depends_on(const struct bench *b, rcoll_coll_t coll, int root, int peer)
 {
     const rcoll_coll_info_t *c = rcoll_coll_info(coll);
+    if (coll == RCOLL_COLL_SCAN)           /* ranks 0..r */
+        return peer <= b->rank;
+    if (coll == RCOLL_COLL_EXSCAN)         /* ranks 0..r-1 */
+        return peer < b->rank;
+    if (coll == RCOLL_COLL_REDUCE)         /* a fan-in: the root needs every rank */
+        return b->rank == root;
     if (!c->rooted)
         return 1;
     if (c->recv.blocks == RCOLL_BLOCKS_ONE) /* bcast, scatter(v): the root's data */
@@ -2088,6 +2721,8 @@ static void run_coll(struct bench *b, struct options *o, rcoll_coll_t coll)
     }
     size_t bytes = 0;
     for (int first = 1; next_size(o, coll, bytes, first, &bytes); first = 0) {
+        if (is_reduction(coll) && bytes % b->esize != 0)
+            continue; /* not a whole number of elements */
         if (set_layout(b, o, coll, bytes))
             die(b, "%s bytes=%zu: counts do not fit in an int", rcoll_coll_name(coll), bytes);
         if (o->mif > 0)
@@ -2119,11 +2754,37 @@ static int wants_rcoll(const struct options *o)
     return 0;
 }
 
+/* The reductions' element type and operation, rcoll's and native MPI's; native MPI's type must
+ * span the same bytes as rcoll's (the same C layout). */
+static void setup_reduction(struct bench *b, const struct options *o)
+{
+    b->dtype = o->dtype;
+    b->op = o->op;
+    b->rop = red_op_of(o->op);
+    b->esize = rcoll_dtype_size(o->dtype);
+    b->mdtype = mpi_dtype_of(o->dtype);
+    b->mop = mpi_op_of(b->rop);
+    int any = 0;
+    for (int k = 0; k < o->ncolls; k++)
+        any |= is_reduction(o->colls[k]);
+    if (!any)
+        return;
+    MPI_Aint lb = 0, extent = 0;
+    if (b->mdtype == MPI_DATATYPE_NULL || b->mop == MPI_OP_NULL)
+        die(b, "no native MPI type or operation for --dtype %s --op %s", rcoll_dtype_name(o->dtype),
+            rcoll_op_name(o->op));
+    PMPI_Type_get_extent(b->mdtype, &lb, &extent);
+    if (lb != 0 || (size_t)extent != b->esize)
+        die(b, "--dtype %s: native MPI's type spans %ld bytes from %ld, rcoll's element %zu: not "
+            "comparable", rcoll_dtype_name(o->dtype), (long)extent, (long)lb, b->esize);
+}
+
 static void setup(struct bench *b, const struct options *o)
 {
     PMPI_Comm_rank(b->comm, &b->rank);
     PMPI_Comm_size(b->comm, &b->size);
     b->ppn = node_ppn(b->comm);
+    setup_reduction(b, o);
     layout_alloc(b);
     size_t maxs = 0, maxr = 0;
     for (int k = 0; k < o->ncolls; k++) {
@@ -2207,6 +2868,11 @@ static void print_preamble(const struct bench *b, const struct options *o)
         printf(" root=%d", o->root);
     printf(" counts=%s sync=%s", o->skewed ? "skewed" : "equal",
            skewed_arrival(o) ? "all" : o->sync == SYNC_ALL ? "all" : o->sync == SYNC_NONE ? "none" : "rooted");
+    for (int k = 0; k < o->ncolls; k++)
+        if (is_reduction(o->colls[k])) {
+            printf(" op=%s dtype=%s", rcoll_op_name(o->op), rcoll_dtype_name(o->dtype));
+            break;
+        }
     if (o->mif > 0)
         printf(" mif=%g", o->mif);
     if (o->late_us > 0)
@@ -2223,6 +2889,9 @@ static void print_preamble(const struct bench *b, const struct options *o)
     for (int k = 0; k < o->nimpls; k++)
         printf("%s%s", k ? "," : "", o->impls[k].label);
     printf("\n");
+    if (o->dropped[0])
+        printf("# skipped: %s: reductions are blocking only (rcoll has no nonblocking or "
+               "persistent reductions yet)\n", o->dropped);
     fflush(stdout);
 }
 
@@ -2286,7 +2955,7 @@ int main(int argc, char **argv)
     b.comm = MPI_COMM_WORLD;
     PMPI_Comm_rank(b.comm, &b.rank);
     PMPI_Comm_size(b.comm, &b.size);
-    char err[256] = "";
+    char err[512] = "";
     int pr = parse_options(argc, argv, &o, err, sizeof err);
     if (pr == 0 && o.root >= b.size) {
         snprintf(err, sizeof err, "--root %d is not a rank (np=%d)", o.root, b.size);

@@ -51,7 +51,8 @@ static const char *blocks_name(rcoll_blocks_t b)
 }
 
 /* One line per collective: name, rooted, vform, the sides (blocks: none, one or each: one per
- * rank; root_only), what the size is and what each rank moves, its algorithms. */
+ * rank; root_only), what the size is and what each rank moves, whether it is a reduction (counts
+ * in elements of a type), its algorithms. */
 static void print_colls(void)
 {
     for (int k = 0; k < RCOLL_COLL_COUNT; k++) {
@@ -71,6 +72,7 @@ static void print_colls(void)
         json_string(c->bytes_label);
         printf(",\"moves\":");
         json_string(c->moves);
+        printf(",\"reduction\":%s", c->reduction ? "true" : "false");
         printf(",\"algos\":[");
         for (int i = 0; rcoll_coll_algo_name(c, i); i++) {
             printf("%s", i ? "," : "");

@@ -78,7 +78,7 @@ rcoll_status_t rcoll_nb_reduce_make(struct rcoll_team *t, const rcoll_call_t *u,
         return rcoll_team_error(t, RCOLL_ERR_NOMEM, "%s: out of memory", name);
     }
     memset(mover, 0, sizeof *mover);
-    mover->sendbuf = red->own;
+    mover->sendbuf = red->own ? red->own : red->tmp; /* an empty call may name NULL buffers */
     mover->recvbuf = red->tmp;
     mover->bytes = red->stride;
     switch (u->coll) {

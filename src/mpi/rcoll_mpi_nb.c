@@ -595,7 +595,8 @@ static int nb_finish(rmpi_call_t *c, int rc, MPI_Request *request)
             return no_plan(&c);                                                               \
         return nb_finish(&c, body, request);                                                  \
     } while (0)
-#define NB_CALL(name, root, mode, skip, pmpi, body) NB_CALL_OP(name, root, mode, 0, skip, pmpi, body)
+#define NB_CALL(name, root, mode, skip, pmpi, body)                                           \
+    NB_CALL_OP(name, root, mode, 0, skip, pmpi, body)
 
 static int barrier_body(rmpi_call_t *c)
 {

@@ -19,8 +19,9 @@
  *   outstanding; the operation freed (MPI_Op_free) too.
  * - Persistent (MPI-4, `strict` only: MPICH 4.0's own persistent collectives have bugs): each
  *   form initialised once and started 3 times with the input changed between starts (MPI_Start
- *   and MPI_Wait, or MPI_Startall and MPI_Waitall), with a user operation too, and requests
- *   freed without ever being started.
+ *   and MPI_Wait, or MPI_Startall and MPI_Waitall), with a predefined and a user operation
+ *   (its datatype freed by the program after the init, for half of them), and requests freed
+ *   without ever being started.
  * - strict (rcoll runs the calls): an erroneous call (aliased buffers on one rank) returns
  *   MPI_ERR_BUFFER and MPI_REQUEST_NULL there while its peers' requests complete correctly.
  * Usage: test_mpi_reduce_nb [repetitions (default 1)] [strict | pairs-blocking | pairs-nb]:
@@ -661,6 +662,8 @@ static long persistent(MPI_Comm comm, int rep)
             red_fill(&c[i], 0);
             CHECK_MPI(red_init(&c[i]));
         }
+        if (coll % 2 == 1) /* the program frees the type between the init and the starts */
+            CHECK_MPI(MPI_Type_free(&mat_type));
         for (int start = 0; start < 3; start++) {
             for (int i = 0; i < 2; i++)
                 red_fill(&c[i], (unsigned)(rep * 100 + coll * 10 + start + i));
@@ -684,6 +687,8 @@ static long persistent(MPI_Comm comm, int rep)
             CHECK_MPI(MPI_Request_free(&c[i].req));
             red_free(&c[i]);
         }
+        if (coll % 2 == 1)
+            mat_type_new();
         /* never started */
         red_t u;
         red_setup(&u, coll, T_MAT, O_UNC, 3, 0, 0, comm);

@@ -3,9 +3,10 @@
  * bodies and blocking wrappers), rcoll_mpi_nb.c (nonblocking and persistent wrappers, their
  * requests, the completion calls) and rcoll_mpi_reduce.c (the blocking reductions, and the
  * user operations' functions) the team lookup, the error reporting and the datatype
- * helpers; rcoll_mpi_colls.c gives rcoll_mpi_nb.c the bodies, which run a call at once or
- * through a plan (rmpi_plan_t: the call posted or bound, its packing deferred). Internal: not
- * exported from librcoll-mpi.so. */
+ * helpers; rcoll_mpi_colls.c and rcoll_mpi_reduce.c give rcoll_mpi_nb.c the bodies, which run a
+ * call at once or through a plan (rmpi_plan_t: the call posted or bound, its packing
+ * deferred), and rcoll_mpi_reduce.c the reductions' route. Internal: not exported from
+ * librcoll-mpi.so. */
 #ifndef RCOLL_MPI_INTERNAL_H
 #define RCOLL_MPI_INTERNAL_H
 
@@ -99,6 +100,10 @@ RMPI_HIDDEN int rmpi_plan_step(rmpi_plan_t *p, int after, int kind, const void *
  * just run. NULL for a blocking call (p NULL). */
 RMPI_HIDDEN rcoll_request_t **rmpi_plan_request(rmpi_plan_t *p);
 RMPI_HIDDEN int rmpi_plan_persistent(const rmpi_plan_t *p);
+/* Calls fn(arg) when the plan is freed, after its rcoll request was freed (an rcoll operation
+ * the request used, a datatype it held); the hooks run in the reverse order of their
+ * registration, outside any MPI call. MPI error code (MPI_ERR_NO_MEM). */
+RMPI_HIDDEN int rmpi_plan_on_free(rmpi_plan_t *p, void (*fn)(void *), void *arg);
 
 /* The bodies of the collectives (rcoll_mpi_colls.c): everything after the route was decided
  * (c->team set; c->plan set for a nonblocking or persistent call). An MPI error code. */
@@ -130,6 +135,37 @@ RMPI_HIDDEN int rmpi_body_gatherv(rmpi_call_t *c, const void *sendbuf, int sendc
 RMPI_HIDDEN int rmpi_body_scatterv(rmpi_call_t *c, const void *sendbuf, const int sendcounts[],
                                    const int displs[], MPI_Datatype sendtype, void *recvbuf,
                                    int recvcount, MPI_Datatype recvtype, int root);
+
+/* ---- the reductions (rcoll_mpi_reduce.c): the route and the bodies that the blocking
+ * wrappers there and the nonblocking and persistent ones in rcoll_mpi_nb.c share ---- */
+enum { RMPI_ALLREDUCE, RMPI_REDUCE, RMPI_RS_BLOCK, RMPI_RS, RMPI_SCAN, RMPI_EXSCAN };
+
+/* What rcoll gets for a (datatype, operation). */
+typedef struct {
+    rcoll_dtype_t dt;
+    size_t per;    /* rcoll elements in one element of the MPI datatype */
+    size_t esize;  /* bytes of one rcoll element */
+    rcoll_op_t op; /* predefined; NULL: the user operation below */
+    MPI_User_function *fn;
+    int commute;
+    MPI_Datatype type; /* the caller's, for the user function */
+    MPI_Aint extent;
+} rmpi_red_t;
+
+/* 1 if rcoll runs a reduction of `count` elements of `type` with `op` (r filled), 0 for
+ * PMPI_ (also for a count of zero). Depends only on what MPI makes the same on every rank. */
+RMPI_HIDDEN int rmpi_red_route(long long count, MPI_Datatype type, MPI_Op op, rmpi_red_t *r);
+/* The count that decides MPI_Reduce_scatter's route: the sum of recvcounts over comm's ranks,
+ * or 1 where the counts are erroneous (NULL, negative: the body reports them). */
+RMPI_HIDDEN long long rmpi_red_rs_total(MPI_Comm comm, const int recvcounts[]);
+/* The bodies, once the route was decided (c->team set by rmpi_call_start; c->plan set for a
+ * nonblocking or persistent call): kind RMPI_ALLREDUCE, RMPI_REDUCE (root), RMPI_RS_BLOCK
+ * (count per rank), RMPI_SCAN, RMPI_EXSCAN; and MPI_Reduce_scatter's. An MPI error code. */
+RMPI_HIDDEN int rmpi_body_reduce(rmpi_call_t *c, int kind, const rmpi_red_t *r,
+                                 const void *sendbuf, void *recvbuf, int count, int root);
+RMPI_HIDDEN int rmpi_body_reduce_scatter(rmpi_call_t *c, const rmpi_red_t *r,
+                                         const void *sendbuf, void *recvbuf,
+                                         const int recvcounts[]);
 
 /* rcoll_mpi_nb.c's part of the process state (kept in rcoll_mpi.c's one global): the table
  * from MPI request handle to rcoll request, and the orphans (requests freed by the program

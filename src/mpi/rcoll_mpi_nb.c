@@ -1,6 +1,8 @@
 /* librcoll-mpi, nonblocking and persistent collectives: MPI_Ibarrier, MPI_Iallgather,
  * MPI_Ialltoall, MPI_Ibcast, MPI_Igather, MPI_Iscatter, MPI_Iallgatherv, MPI_Ialltoallv,
- * MPI_Igatherv, MPI_Iscatterv, the MPI-4 persistent forms MPI_<Coll>_init where mpi.h declares
+ * MPI_Igatherv, MPI_Iscatterv, the reductions MPI_Iallreduce, MPI_Ireduce,
+ * MPI_Ireduce_scatter_block, MPI_Ireduce_scatter, MPI_Iscan, MPI_Iexscan (route and bodies:
+ * rcoll_mpi_reduce.c's), the MPI-4 persistent forms MPI_<Coll>_init where mpi.h declares
  * them (MPI_VERSION >= 4: MPICH 4; Open MPI 4.1 has only MPIX_ ones, left to it), and the
  * completion calls of their requests: MPI_Wait, MPI_Test, MPI_Waitall, MPI_Testall,
  * MPI_Waitany, MPI_Testany, MPI_Waitsome, MPI_Testsome, MPI_Request_get_status,
@@ -11,7 +13,11 @@
  *   a communicator of one rank): in "caller" mode a valid program could deadlock (rank 0
  *   posts, then waits in a native MPI_Recv for rank 1, which waits for the collective), so
  *   such a communicator's nonblocking and persistent collectives go to PMPI_ (said once at
- *   RCOLL_LOG=info).
+ *   RCOLL_LOG=info). A reduction with a user operation also goes to PMPI_ on a "thread" team
+ *   below MPI_THREAD_MULTIPLE (see route()).
+ * - A plan owns what its request needs until it is freed: temporaries, datatype duplicates,
+ *   and whatever the body hooked to its release (rmpi_plan_on_free: a user operation's rcoll
+ *   op and its hold on the caller's datatype), released after the rcoll request.
  * - Handles are MPI's own requests, so they mix with native ones in arrays: a nonblocking call
  *   gets a generalized request (PMPI_Grequest_start), completed (PMPI_Grequest_complete) once
  *   rcoll reports completion and the steps after the call (unpacking) ran; then PMPI_Wait &co
@@ -85,6 +91,12 @@ struct mem {
     alignas(max_align_t) unsigned char data[];
 };
 
+struct hook {
+    struct hook *next;
+    void (*fn)(void *);
+    void *arg;
+};
+
 enum { IN_NONE, IN_TABLE, IN_ORPHANS };
 
 struct rmpi_plan {
@@ -103,6 +115,7 @@ struct rmpi_plan {
     step_t *steps;
     int nsteps, cap;
     struct mem *mem;
+    struct hook *hooks; /* run when the plan is freed (in its memory) */
 };
 
 static void reap(void);
@@ -212,6 +225,8 @@ static void plan_free(rmpi_plan_t *p)
         return;
     if (p->req)
         rcoll_request_free(p->req);
+    for (struct hook *h = p->hooks; h != NULL; h = h->next)
+        h->fn(h->arg);
     for (int i = 0; i < p->nsteps; i++)
         if (p->steps[i].dup)
             PMPI_Type_free(&p->steps[i].d.type);
@@ -235,6 +250,18 @@ void *rmpi_plan_alloc(rmpi_plan_t *p, size_t bytes)
     m->next = p->mem;
     p->mem = m;
     return m->data;
+}
+
+int rmpi_plan_on_free(rmpi_plan_t *p, void (*fn)(void *), void *arg)
+{
+    struct hook *h = rmpi_plan_alloc(p, sizeof *h);
+    if (h == NULL)
+        return MPI_ERR_NO_MEM;
+    h->fn = fn;
+    h->arg = arg;
+    h->next = p->hooks;
+    p->hooks = h;
+    return MPI_SUCCESS;
 }
 
 static int named_type(MPI_Datatype t)
@@ -491,8 +518,12 @@ static int cancel_fn(void *extra, int complete)
 /* ---- posting ---- */
 
 /* Decides the route of a nonblocking or persistent call: 1 rcoll (c->plan set; NULL if out of
- * memory), 0 PMPI_. The same answer on every rank. */
-static int route(rmpi_call_t *c, MPI_Comm comm, const char *name, int root, rmpi_mode_t mode)
+ * memory), 0 PMPI_. The same answer on every rank. `user_op`: a reduction with a user
+ * operation, whose function runs wherever rcoll folds: on a team with a progress thread that
+ * is that thread, concurrently with the program's, so there only where the program made MPI
+ * callable from any thread (MPI_THREAD_MULTIPLE, the level agreed on every rank). */
+static int route(rmpi_call_t *c, MPI_Comm comm, const char *name, int root, rmpi_mode_t mode,
+                 int user_op)
 {
     if (!rmpi_call_start(c, comm, name))
         return 0;
@@ -503,6 +534,9 @@ static int route(rmpi_call_t *c, MPI_Comm comm, const char *name, int root, rmpi
         rmpi_log_caller_mode(comm, how);
         return 0;
     }
+    if (user_op && how != NULL && strcmp(how, "thread") == 0 &&
+        rmpi_thread_level() != MPI_THREAD_MULTIPLE)
+        return 0;
     tend_orphans(c->team);
     c->plan = plan_new(c, mode);
     return 1;
@@ -551,16 +585,18 @@ static int nb_finish(rmpi_call_t *c, int rc, MPI_Request *request)
 }
 
 /* The route and the body of every nonblocking and persistent wrapper: `pmpi` for PMPI_, `body`
- * for rcoll. */
-#define NB_CALL(name, root, mode, skip, pmpi, body)                                           \
+ * for rcoll (`skip` is evaluated first). */
+#define NB_CALL_OP(name, root, mode, user_op, skip, pmpi, body)                               \
     do {                                                                                      \
         rmpi_call_t c;                                                                        \
-        if ((skip) || !route(&c, comm, name, root, mode))                                     \
+        if ((skip) || !route(&c, comm, name, root, mode, user_op))                            \
             return pmpi;                                                                      \
         if (c.plan == NULL)                                                                   \
             return no_plan(&c);                                                               \
-        return nb_finish(&c, body, request);                                                     \
+        return nb_finish(&c, body, request);                                                  \
     } while (0)
+#define NB_CALL(name, root, mode, skip, pmpi, body)                                           \
+    NB_CALL_OP(name, root, mode, 0, skip, pmpi, body)
 
 static int barrier_body(rmpi_call_t *c)
 {
@@ -674,8 +710,121 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
                                recvtype, root));
 }
 
+/* The reductions: the route and the bodies of the blocking calls (rcoll_mpi_reduce.c), which
+ * keep a user operation (and the datatype its function gets) with the plan. */
+#define NB_RED(name, root, mode, route_ok, pmpi, body)                                        \
+    do {                                                                                      \
+        rmpi_red_t r;                                                                         \
+        NB_CALL_OP(name, root, mode, r.fn != NULL, !(route_ok), pmpi, body);                  \
+    } while (0)
+
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    NB_RED("MPI_Iallreduce", NOROOT, RMPI_POST, rmpi_red_route(count, datatype, op, &r),
+           PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request),
+           rmpi_body_reduce(&c, RMPI_ALLREDUCE, &r, sendbuf, recvbuf, count, 0));
+}
+
+int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                int root, MPI_Comm comm, MPI_Request *request)
+{
+    NB_RED("MPI_Ireduce", root, RMPI_POST, rmpi_red_route(count, datatype, op, &r),
+           PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request),
+           rmpi_body_reduce(&c, RMPI_REDUCE, &r, sendbuf, recvbuf, count, root));
+}
+
+int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                              MPI_Request *request)
+{
+    NB_RED("MPI_Ireduce_scatter_block", NOROOT, RMPI_POST,
+           rmpi_red_route(recvcount, datatype, op, &r),
+           PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request),
+           rmpi_body_reduce(&c, RMPI_RS_BLOCK, &r, sendbuf, recvbuf, recvcount, 0));
+}
+
+int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    NB_RED("MPI_Ireduce_scatter", NOROOT, RMPI_POST,
+           rmpi_red_route(1, datatype, op, &r) && rmpi_red_rs_total(comm, recvcounts) != 0,
+           PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request),
+           rmpi_body_reduce_scatter(&c, &r, sendbuf, recvbuf, recvcounts));
+}
+
+int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm, MPI_Request *request)
+{
+    NB_RED("MPI_Iscan", NOROOT, RMPI_POST, rmpi_red_route(count, datatype, op, &r),
+           PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request),
+           rmpi_body_reduce(&c, RMPI_SCAN, &r, sendbuf, recvbuf, count, 0));
+}
+
+int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm, MPI_Request *request)
+{
+    NB_RED("MPI_Iexscan", NOROOT, RMPI_POST, rmpi_red_route(count, datatype, op, &r),
+           PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request),
+           rmpi_body_reduce(&c, RMPI_EXSCAN, &r, sendbuf, recvbuf, count, 0));
+}
+
 #if MPI_VERSION >= 4
 /* ---- persistent forms (MPI-4); the info argument is not used ---- */
+
+int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    NB_RED("MPI_Allreduce_init", NOROOT, RMPI_INIT, rmpi_red_route(count, datatype, op, &r),
+           PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request),
+           rmpi_body_reduce(&c, RMPI_ALLREDUCE, &r, sendbuf, recvbuf, count, 0));
+}
+
+int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                    MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    NB_RED("MPI_Reduce_init", root, RMPI_INIT, rmpi_red_route(count, datatype, op, &r),
+           PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request),
+           rmpi_body_reduce(&c, RMPI_REDUCE, &r, sendbuf, recvbuf, count, root));
+}
+
+int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request *request)
+{
+    NB_RED("MPI_Reduce_scatter_block_init", NOROOT, RMPI_INIT,
+           rmpi_red_route(recvcount, datatype, op, &r),
+           PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info,
+                                          request),
+           rmpi_body_reduce(&c, RMPI_RS_BLOCK, &r, sendbuf, recvbuf, recvcount, 0));
+}
+
+int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                            MPI_Request *request)
+{
+    NB_RED("MPI_Reduce_scatter_init", NOROOT, RMPI_INIT,
+           rmpi_red_route(1, datatype, op, &r) && rmpi_red_rs_total(comm, recvcounts) != 0,
+           PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info,
+                                    request),
+           rmpi_body_reduce_scatter(&c, &r, sendbuf, recvbuf, recvcounts));
+}
+
+int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    NB_RED("MPI_Scan_init", NOROOT, RMPI_INIT, rmpi_red_route(count, datatype, op, &r),
+           PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request),
+           rmpi_body_reduce(&c, RMPI_SCAN, &r, sendbuf, recvbuf, count, 0));
+}
+
+int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    NB_RED("MPI_Exscan_init", NOROOT, RMPI_INIT, rmpi_red_route(count, datatype, op, &r),
+           PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request),
+           rmpi_body_reduce(&c, RMPI_EXSCAN, &r, sendbuf, recvbuf, count, 0));
+}
 
 int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {

@@ -1,7 +1,12 @@
 /* librcoll-mpi, the reductions: MPI_Allreduce, MPI_Reduce, MPI_Reduce_scatter_block,
  * MPI_Reduce_scatter, MPI_Scan and MPI_Exscan on rcoll's reductions (counted in elements of an
  * rcoll_dtype_t), and MPI_Op_create / MPI_Op_free, which the drop-in watches to know the
- * function behind a user operation (MPI has no call that gives it back). MPI_Reduce_local and
+ * function behind a user operation (MPI has no call that gives it back), and MPI_Type_free
+ * (held datatypes, below). The route (rmpi_red_route) and the bodies (rmpi_body_reduce,
+ * rmpi_body_reduce_scatter) serve the blocking wrappers here and the nonblocking and
+ * persistent ones in rcoll_mpi_nb.c: given a plan, a body posts rcoll_i<reduction> or binds
+ * rcoll_<reduction>_init, and what must outlive the call (the counts, a stand-in's scratch and
+ * its copy of the send data, a user operation's state) is the plan's. MPI_Reduce_local and
  * everything else goes to the MPI library. The rules of rcoll_mpi.c's first comment hold; what
  * is particular to these:
  * - rcoll or PMPI_ is decided from the communicator (its team), the datatype, the operation,
@@ -9,7 +14,8 @@
  *   reduction, so every rank takes the same route. rcoll runs a call only where it computes
  *   what MPI defines:
  *   - a predefined operation (MPI_SUM ... MPI_MAXLOC) on a predefined type of the table below
- *     (found by handle; its MPI size and extent checked once against the rcoll type's size) or
+ *     (found by handle; its MPI size and extent checked once against the rcoll type's size,
+ *     a pair type with padding by its extent and lb: see add_named) or
  *     on a contiguous/dup chain of one (count * n elements of it), where MPI defines the
  *     operation for the type's class (MPI-3.1 5.9.2: integer, floating, complex, logical,
  *     byte, pair) and rcoll_op_valid agrees;
@@ -20,10 +26,9 @@
  *     opaque element RCOLL_DTYPE_BYTES(size).
  *   Everything else goes to PMPI_: MPI_REPLACE, MPI_NO_OP, an operation the type does not
  *   support (the MPI library reports MPI_ERR_OP, or accepts its own extension), an invalid
- *   operation or datatype, datatypes with holes or gaps (vector, resized, MPI_DOUBLE_INT and
- *   the other pair types whose value is followed by padding, which MPI never writes), a user
- *   operation the drop-in did not see created (MPI_Op_create_c, Fortran), an invalid root, a
- *   count of zero (all zero counts for MPI_Reduce_scatter), an intercommunicator.
+ *   operation or datatype, datatypes with holes or gaps (vector, resized), a user operation
+ *   the drop-in did not see created (MPI_Op_create_c, Fortran), an invalid root, a count of
+ *   zero (all zero counts for MPI_Reduce_scatter), an intercommunicator.
  * - MPI_IN_PLACE as MPI defines it: the input in recvbuf (MPI_Reduce: at the root only;
  *   MPI_Reduce_scatter(_block): recvbuf holds every rank's blocks, the result replaces the
  *   first); MPI_Exscan never writes rank 0's recvbuf. Arguments MPI calls insignificant (the
@@ -49,8 +54,6 @@
 #include "mpi/rcoll_mpi_internal.h"
 
 typedef rmpi_call_t call_t;
-
-enum { K_ALLREDUCE, K_REDUCE, K_RS_BLOCK, K_RS, K_SCAN, K_EXSCAN };
 
 /* A non-NULL stand-in for a buffer rcoll does not touch (exscan's recvbuf at rank 0). */
 static char dummy[1];
@@ -120,6 +123,83 @@ int MPI_Op_free(MPI_Op *op)
     return PMPI_Op_free(op);
 }
 
+/* ---- datatypes held by outstanding requests ----
+ * The user function of a nonblocking or persistent reduction gets the caller's datatype when
+ * it runs, which may be after the program freed it (MPI allows that while a request that uses
+ * it is outstanding): MPI_Type_free of a held type sets the program's handle to
+ * MPI_DATATYPE_NULL, as MPI does, and the type is freed at its last release. Under uop_lock. */
+
+typedef struct pin {
+    MPI_Datatype type;
+    int holds;
+    int freed; /* by the program */
+    struct pin *next;
+} pin_t;
+
+static pin_t *pins;
+static _Atomic int n_pins; /* 0: MPI_Type_free goes straight to PMPI_ */
+
+static pin_t **pin_find(MPI_Datatype t)
+{
+    pin_t **at = &pins;
+    while (*at != NULL && ((*at)->type != t || (*at)->freed))
+        at = &(*at)->next;
+    return at;
+}
+
+static int type_hold(MPI_Datatype t)
+{
+    int rc = MPI_SUCCESS;
+    pthread_mutex_lock(&uop_lock);
+    pin_t **at = pin_find(t);
+    if (*at != NULL) {
+        (*at)->holds++;
+    } else if ((*at = calloc(1, sizeof **at)) == NULL) {
+        rc = MPI_ERR_NO_MEM;
+    } else {
+        (*at)->type = t;
+        (*at)->holds = 1;
+        atomic_fetch_add(&n_pins, 1);
+    }
+    pthread_mutex_unlock(&uop_lock);
+    return rc;
+}
+
+/* Releases a hold (the first live one of the type, or a freed one). */
+static void type_release(MPI_Datatype t)
+{
+    pthread_mutex_lock(&uop_lock);
+    pin_t **at = &pins;
+    while (*at != NULL && (*at)->type != t)
+        at = &(*at)->next;
+    pin_t *dead = NULL;
+    if (*at != NULL && --(*at)->holds == 0) {
+        dead = *at;
+        *at = dead->next;
+        atomic_fetch_sub(&n_pins, 1);
+    }
+    pthread_mutex_unlock(&uop_lock);
+    if (dead != NULL && dead->freed)
+        PMPI_Type_free(&dead->type);
+    free(dead);
+}
+
+int MPI_Type_free(MPI_Datatype *datatype)
+{
+    if (datatype != NULL && atomic_load_explicit(&n_pins, memory_order_acquire) > 0) {
+        pthread_mutex_lock(&uop_lock);
+        pin_t *p = *pin_find(*datatype);
+        if (p != NULL)
+            p->freed = 1;
+        pthread_mutex_unlock(&uop_lock);
+        if (p != NULL) {
+            *datatype = MPI_DATATYPE_NULL;
+            return MPI_SUCCESS;
+        }
+    }
+    return PMPI_Type_free(datatype);
+}
+
 void rmpi_reduce_finalize(void)
 {
     pthread_mutex_lock(&uop_lock);
@@ -128,6 +208,12 @@ void rmpi_reduce_finalize(void)
         uops = u->next;
         free(u);
     }
+    while (pins != NULL) { /* (none: the requests were released first) */
+        pin_t *p = pins;
+        pins = p->next;
+        free(p);
+    }
+    atomic_store(&n_pins, 0);
     pthread_mutex_unlock(&uop_lock);
 }
 
@@ -174,9 +260,11 @@ static rcoll_dtype_t int_dt(size_t bytes, int is_signed)
     }
 }
 
-/* Adds t if this MPI has it and its elements are exactly the rcoll type's: MPI size = extent
- * = the rcoll type's size, lb 0 (a pair type with padding after its value fails: MPI does not
- * write the padding, rcoll might). */
+/* Adds t if this MPI has it and its elements are the rcoll type's: extent = the rcoll type's
+ * size, lb 0, and MPI size = extent too, except for a pair type (MPI_DOUBLE_INT,
+ * MPI_LONG_INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT), whose value and index are C's struct
+ * with its padding: rcoll writes whole structs, padding included, each within its element's
+ * extent (where MPI leaves the padding as it was), never past count * extent. */
 static void add_named(MPI_Datatype t, rcoll_dtype_t dt, int cls)
 {
     MPI_Count size = 0;
@@ -186,7 +274,8 @@ static void add_named(MPI_Datatype t, rcoll_dtype_t dt, int cls)
         PMPI_Type_get_extent(t, &lb, &extent) != MPI_SUCCESS)
         return;
     size_t want = rcoll_dtype_size(dt);
-    if (want == 0 || lb != 0 || size != (MPI_Count)want || extent != (MPI_Aint)want)
+    if (want == 0 || lb != 0 || extent != (MPI_Aint)want || size <= 0 ||
+        (cls == CLS_PAIR ? size > (MPI_Count)want : size != (MPI_Count)want))
         return;
     named[n_named++] = (named_t){t, dt, cls};
 }
@@ -309,17 +398,6 @@ static const named_t *chain_base(MPI_Datatype type, size_t *mult, int depth)
 
 /* ---- the route: what rcoll gets for a (datatype, operation), or PMPI_ ---- */
 
-typedef struct {
-    rcoll_dtype_t dt;
-    size_t per;       /* rcoll elements in one element of the MPI datatype */
-    size_t esize;     /* bytes of one rcoll element */
-    rcoll_op_t op;    /* predefined; NULL: the user operation below */
-    MPI_User_function *fn;
-    int commute;
-    MPI_Datatype type; /* the caller's, for the user function */
-    MPI_Aint extent;
-} route_t;
-
 /* Elements that are their bytes back to back (an opaque element of a user operation). */
 static int gap_free(MPI_Datatype type, MPI_Count *size)
 {
@@ -330,13 +408,11 @@ static int gap_free(MPI_Datatype type, MPI_Count *size)
            tlb == 0 && *size > 0 && *size == extent && *size == textent;
 }
 
-/* 1 if rcoll runs reductions of `type` with `op` (r filled), 0 for PMPI_. Depends only on
- * the datatype and the operation, which MPI makes the same on every rank. */
-static int route(MPI_Datatype type, MPI_Op op, route_t *r)
+int rmpi_red_route(long long count, MPI_Datatype type, MPI_Op op, rmpi_red_t *r)
 {
     memset(r, 0, sizeof *r);
     r->type = type;
-    if (type == MPI_DATATYPE_NULL || op == MPI_OP_NULL)
+    if (count == 0 || type == MPI_DATATYPE_NULL || op == MPI_OP_NULL)
         return 0;
     r->op = predefined_op(op);
     if (r->op != NULL) {
@@ -367,11 +443,27 @@ static int route(MPI_Datatype type, MPI_Op op, route_t *r)
     return r->esize > 0;
 }
 
+long long rmpi_red_rs_total(MPI_Comm comm, const int recvcounts[])
+{
+    if (recvcounts == NULL)
+        return 1;
+    rcoll_team_t *team = rmpi_team_for(comm);
+    if (team == NULL)
+        return 0; /* PMPI_ anyway */
+    long long total = 0;
+    for (int i = 0; i < rcoll_team_size(team); i++) {
+        if (recvcounts[i] < 0)
+            return 1;
+        total += recvcounts[i];
+    }
+    return total;
+}
+
 /* The user function under rcoll: at most INT_MAX elements a call, the caller's datatype. */
 static void user_fn(const void *in, void *inout, size_t count, rcoll_dtype_t dtype, void *arg)
 {
     (void)dtype;
-    const route_t *r = arg;
+    const rmpi_red_t *r = arg;
     while (count > 0) {
         int len = count > INT_MAX ? INT_MAX : (int)count;
         MPI_Datatype type = r->type;
@@ -383,19 +475,60 @@ static void user_fn(const void *in, void *inout, size_t count, rcoll_dtype_t dty
     }
 }
 
-/* The rcoll operation of a call: the predefined one, or the user's made for this call. */
-static rcoll_status_t op_get(route_t *r, rcoll_op_t *op)
+/* What a nonblocking or persistent call with a user operation keeps until its request is
+ * freed (plan memory, released by red_release): the route the function reads, the rcoll
+ * operation, and a hold on the caller's datatype. */
+typedef struct {
+    rmpi_red_t r;
+    rcoll_op_t op;
+    int held;
+} red_state_t;
+
+static void red_release(void *arg)
 {
-    if (r->fn == NULL) {
-        *op = r->op;
-        return RCOLL_OK;
-    }
-    return rcoll_op_create(user_fn, r, r->commute, op);
+    red_state_t *s = arg;
+    if (s->op != NULL)
+        rcoll_op_free(s->op);
+    if (s->held)
+        type_release(s->r.type);
 }
 
-static void op_put(const route_t *r, rcoll_op_t op)
+static int named_type(MPI_Datatype t)
 {
-    if (r->fn != NULL && op != NULL)
+    int ni = 0, na = 0, nd = 0, combiner = MPI_COMBINER_NAMED;
+    PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
+    return combiner == MPI_COMBINER_NAMED;
+}
+
+/* The rcoll operation of a call: the predefined one, or the user's made for this call (a
+ * blocking call's lives until op_put; a plan's until the plan is freed). 0 if out of memory. */
+static int op_get(const rmpi_call_t *c, const rmpi_red_t *r, rcoll_op_t *op)
+{
+    *op = r->op;
+    if (r->fn == NULL)
+        return 1;
+    if (c->plan == NULL)
+        return rcoll_op_create(user_fn, (void *)r, r->commute, op) == RCOLL_OK;
+    red_state_t *s = rmpi_plan_alloc(c->plan, sizeof *s);
+    if (s == NULL || rmpi_plan_on_free(c->plan, red_release, s) != MPI_SUCCESS)
+        return 0;
+    s->r = *r;
+    if (!named_type(r->type)) {
+        if (type_hold(r->type) != MPI_SUCCESS)
+            return 0;
+        s->held = 1;
+    }
+    if (rcoll_op_create(user_fn, &s->r, r->commute, &s->op) != RCOLL_OK) {
+        s->op = NULL;
+        return 0;
+    }
+    *op = s->op;
+    return 1;
+}
+
+static void op_put(const rmpi_call_t *c, const rmpi_red_t *r, rcoll_op_t op)
+{
+    if (c->plan == NULL && r->fn != NULL && op != NULL)
         rcoll_op_free(op);
 }
 
@@ -432,49 +565,69 @@ typedef struct {
     int kind, root;
     size_t n;       /* elements of the result (of a block: MPI_Reduce_scatter_block) */
     size_t all;     /* elements of the input: n, or every rank's blocks (reduce_scatter) */
-    size_t *counts; /* MPI_Reduce_scatter: elements per rank */
+    size_t *counts; /* MPI_Reduce_scatter: elements per rank (a plan's: in its memory) */
     const void *send; /* RCOLL_IN_PLACE or the send data */
     void *recv;
 } args_t;
 
-static rcoll_status_t run(const call_t *c, const args_t *a, const route_t *r, rcoll_op_t op)
+/* The rcoll call: at once (no plan), posted (nonblocking plan) or bound (persistent plan). */
+#define RED(coll, ...)                                                                       \
+    (q == NULL ? rcoll_##coll(t, __VA_ARGS__)                                                \
+     : init    ? rcoll_##coll##_init(t, __VA_ARGS__, q)                                      \
+               : rcoll_i##coll(t, __VA_ARGS__, q))
+
+static rcoll_status_t run(const call_t *c, const args_t *a, const rmpi_red_t *r, rcoll_op_t op)
 {
+    rcoll_team_t *t = c->team;
+    rcoll_request_t **q = c->plan ? rmpi_plan_request(c->plan) : NULL;
+    int init = c->plan ? rmpi_plan_persistent(c->plan) : 0;
     switch (a->kind) {
-    case K_ALLREDUCE: return rcoll_allreduce(c->team, a->send, a->recv, a->n, r->dt, op);
-    case K_REDUCE: return rcoll_reduce(c->team, a->send, a->recv, a->n, r->dt, op, a->root);
-    case K_RS_BLOCK:
-        return rcoll_reduce_scatter_block(c->team, a->send, a->recv, a->n, r->dt, op);
-    case K_RS: return rcoll_reduce_scatter(c->team, a->send, a->recv, a->counts, r->dt, op);
-    case K_SCAN: return rcoll_scan(c->team, a->send, a->recv, a->n, r->dt, op);
-    default: return rcoll_exscan(c->team, a->send, a->recv, a->n, r->dt, op);
+    case RMPI_ALLREDUCE: return RED(allreduce, a->send, a->recv, a->n, r->dt, op);
+    case RMPI_REDUCE: return RED(reduce, a->send, a->recv, a->n, r->dt, op, a->root);
+    case RMPI_RS_BLOCK: return RED(reduce_scatter_block, a->send, a->recv, a->n, r->dt, op);
+    case RMPI_RS: return RED(reduce_scatter, a->send, a->recv, a->counts, r->dt, op);
+    case RMPI_SCAN: return RED(scan, a->send, a->recv, a->n, r->dt, op);
+    default: return RED(exscan, a->send, a->recv, a->n, r->dt, op);
     }
 }
 
 /* An erroneous rank's part: the same call into a scratch buffer, with `send` (its valid send
- * data) as its input, or zeros if it has none. */
-static void stand_in(const call_t *c, const args_t *a, const route_t *r, rcoll_op_t op,
+ * data) as its input, or zeros if it has none. A plan's scratch is its own, and so is a copy
+ * of the send data: the stand-in completes in the background, after the program, told that
+ * its call failed, took its buffers back. */
+static void stand_in(const call_t *c, const args_t *a, const rmpi_red_t *r, rcoll_op_t op,
                      const void *send)
 {
-    char *tmp = calloc(a->all, r->esize); /* (a->all * r->esize fits: see elements()) */
+    /* (a->all * r->esize fits: see elements()) */
+    size_t bytes = a->all * r->esize;
+    char *tmp = c->plan ? rmpi_plan_alloc(c->plan, bytes) : calloc(a->all, r->esize);
     if (tmp == NULL)
         return;
+    if (c->plan != NULL && send != NULL) {
+        char *copy = rmpi_plan_alloc(c->plan, bytes);
+        if (copy == NULL)
+            return;
+        memcpy(copy, send, bytes);
+        send = copy;
+    }
     args_t s = *a;
-    int leaf = a->kind == K_REDUCE && c->rank != a->root;
+    int leaf = a->kind == RMPI_REDUCE && c->rank != a->root;
     s.send = send ? send : leaf ? tmp : RCOLL_IN_PLACE; /* the zeros in place */
     s.recv = leaf ? NULL : tmp;
     run(c, &s, r, op);
-    free(tmp);
+    if (c->plan == NULL)
+        free(tmp);
 }
 
 /* The checks a rank can make alone, then the call (or its stand-in and the report). */
-static int reduce_call(const call_t *c, args_t *a, route_t *r, const void *sendbuf,
+static int reduce_call(const call_t *c, args_t *a, const rmpi_red_t *r, const void *sendbuf,
                        void *recvbuf)
 {
     verdict_t v = {0};
     int in_place = sendbuf == MPI_IN_PLACE;
-    int leaf = a->kind == K_REDUCE && c->rank != a->root; /* recvbuf insignificant */
-    size_t own = a->kind == K_RS ? a->counts[c->rank] : a->n; /* result elements here */
-    if (a->kind == K_EXSCAN && c->rank == 0)
+    int leaf = a->kind == RMPI_REDUCE && c->rank != a->root; /* recvbuf insignificant */
+    size_t own = a->kind == RMPI_RS ? a->counts[c->rank] : a->n; /* result elements here */
+    if (a->kind == RMPI_EXSCAN && c->rank == 0)
         own = 0; /* rank 0's recvbuf is not written (holds the input if in place) */
     if (leaf && in_place)
         note(&v, MPI_ERR_BUFFER, "MPI_IN_PLACE on a rank that is not the root");
@@ -487,7 +640,7 @@ static int reduce_call(const call_t *c, args_t *a, route_t *r, const void *sendb
     else if (!leaf && !in_place && sendbuf == recvbuf && own > 0)
         note(&v, MPI_ERR_BUFFER, "send and receive buffer alias (use MPI_IN_PLACE)");
     rcoll_op_t op = NULL;
-    if (op_get(r, &op) != RCOLL_OK)
+    if (!op_get(c, r, &op))
         return fail(c, MPI_ERR_NO_MEM, "out of memory for the user operation");
     rcoll_status_t st = RCOLL_OK;
     if (v.code != MPI_SUCCESS) {
@@ -497,13 +650,13 @@ static int reduce_call(const call_t *c, args_t *a, route_t *r, const void *sendb
         a->recv = leaf ? NULL : recvbuf != NULL ? recvbuf : dummy; /* NULL: nothing lands */
         st = run(c, a, r, op);
     }
-    op_put(r, op);
+    op_put(c, r, op);
     return v.code != MPI_SUCCESS ? fail(c, v.code, v.why) : finish(c, st);
 }
 
 /* `count` elements of the MPI datatype (times `blocks`, in all) in rcoll elements: *n and
  * *all; MPI_ERR_COUNT reported if it is negative or its bytes would not fit a size_t. */
-static int elements(const call_t *c, long long count, size_t blocks, const route_t *r,
+static int elements(const call_t *c, long long count, size_t blocks, const rmpi_red_t *r,
                     size_t *n, size_t *all)
 {
     if (count < 0)
@@ -516,106 +669,113 @@ static int elements(const call_t *c, long long count, size_t blocks, const route
     return MPI_SUCCESS;
 }
 
-/* ---- the wrappers ---- */
+/* ---- the bodies (rcoll_mpi_internal.h) ---- */
 
-/* MPI_Allreduce, MPI_Scan, MPI_Exscan: count elements in, count out. */
-static int reduce_all(call_t *c, int kind, const void *sendbuf, void *recvbuf, int count,
-                      route_t *r)
+int rmpi_body_reduce(call_t *c, int kind, const rmpi_red_t *r, const void *sendbuf,
+                     void *recvbuf, int count, int root)
 {
-    args_t a = {.kind = kind};
-    int rc = elements(c, count, 1, r, &a.n, &a.all);
+    args_t a = {.kind = kind, .root = root};
+    size_t blocks = kind == RMPI_RS_BLOCK ? (size_t)c->size : 1;
+    int rc = elements(c, count, blocks, r, &a.n, &a.all);
     return rc != MPI_SUCCESS ? rc : reduce_call(c, &a, r, sendbuf, recvbuf);
 }
+
+#define RS_LOCAL 16 /* ranks whose counts fit on the stack (a blocking call's) */
+
+int rmpi_body_reduce_scatter(call_t *c, const rmpi_red_t *r, const void *sendbuf,
+                             void *recvbuf, const int recvcounts[])
+{
+    if (recvcounts == NULL)
+        return fail(c, MPI_ERR_ARG, "NULL recvcounts");
+    /* The counts are the same on every rank (MPI), and so is every decision made from them. */
+    long long total = 0;
+    for (int i = 0; i < c->size; i++) {
+        if (recvcounts[i] < 0)
+            return fail(c, MPI_ERR_COUNT, "negative count");
+        total += recvcounts[i];
+    }
+    args_t a = {.kind = RMPI_RS};
+    size_t n1 = 0;
+    int rc = elements(c, total, 1, r, &n1, &a.all);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    size_t local[RS_LOCAL], bytes = (size_t)c->size * sizeof(size_t);
+    /* (a plan's counts outlive this call: rcoll reads them until the request completes) */
+    a.counts = c->plan ? rmpi_plan_alloc(c->plan, bytes)
+               : c->size <= RS_LOCAL ? local
+                                     : malloc(bytes);
+    if (a.counts == NULL)
+        return fail(c, MPI_ERR_NO_MEM, "out of memory for the counts");
+    for (int i = 0; i < c->size; i++)
+        a.counts[i] = (size_t)recvcounts[i] * r->per;
+    rc = reduce_call(c, &a, r, sendbuf, recvbuf);
+    if (c->plan == NULL && a.counts != local)
+        free(a.counts);
+    return rc;
+}
+
+/* ---- the blocking wrappers ---- */
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                   MPI_Op op, MPI_Comm comm)
 {
-    route_t r;
+    rmpi_red_t r;
     call_t c;
-    if (count == 0 || !route(datatype, op, &r) || !rmpi_call_start(&c, comm, "MPI_Allreduce"))
+    if (!rmpi_red_route(count, datatype, op, &r) || !rmpi_call_start(&c, comm, "MPI_Allreduce"))
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    return reduce_all(&c, K_ALLREDUCE, sendbuf, recvbuf, count, &r);
+    return rmpi_body_reduce(&c, RMPI_ALLREDUCE, &r, sendbuf, recvbuf, count, 0);
 }
 
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
              MPI_Comm comm)
 {
-    route_t r;
+    rmpi_red_t r;
     call_t c;
-    if (count == 0 || !route(datatype, op, &r) || !rmpi_call_start(&c, comm, "MPI_Scan"))
+    if (!rmpi_red_route(count, datatype, op, &r) || !rmpi_call_start(&c, comm, "MPI_Scan"))
         return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
-    return reduce_all(&c, K_SCAN, sendbuf, recvbuf, count, &r);
+    return rmpi_body_reduce(&c, RMPI_SCAN, &r, sendbuf, recvbuf, count, 0);
 }
 
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                MPI_Comm comm)
 {
-    route_t r;
+    rmpi_red_t r;
     call_t c;
-    if (count == 0 || !route(datatype, op, &r) || !rmpi_call_start(&c, comm, "MPI_Exscan"))
+    if (!rmpi_red_route(count, datatype, op, &r) || !rmpi_call_start(&c, comm, "MPI_Exscan"))
         return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
-    return reduce_all(&c, K_EXSCAN, sendbuf, recvbuf, count, &r);
+    return rmpi_body_reduce(&c, RMPI_EXSCAN, &r, sendbuf, recvbuf, count, 0);
 }
 
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                int root, MPI_Comm comm)
 {
-    route_t r;
+    rmpi_red_t r;
     call_t c;
-    if (count == 0 || !route(datatype, op, &r) || !rmpi_call_start(&c, comm, "MPI_Reduce") ||
+    if (!rmpi_red_route(count, datatype, op, &r) || !rmpi_call_start(&c, comm, "MPI_Reduce") ||
         root < 0 || root >= c.size) /* an invalid root: MPI reports it */
         return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    args_t a = {.kind = K_REDUCE, .root = root};
-    int rc = elements(&c, count, 1, &r, &a.n, &a.all);
-    return rc != MPI_SUCCESS ? rc : reduce_call(&c, &a, &r, sendbuf, recvbuf);
+    return rmpi_body_reduce(&c, RMPI_REDUCE, &r, sendbuf, recvbuf, count, root);
 }
 
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    route_t r;
+    rmpi_red_t r;
     call_t c;
-    if (recvcount == 0 || !route(datatype, op, &r) ||
+    if (!rmpi_red_route(recvcount, datatype, op, &r) ||
         !rmpi_call_start(&c, comm, "MPI_Reduce_scatter_block"))
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-    args_t a = {.kind = K_RS_BLOCK};
-    int rc = elements(&c, recvcount, (size_t)c.size, &r, &a.n, &a.all);
-    return rc != MPI_SUCCESS ? rc : reduce_call(&c, &a, &r, sendbuf, recvbuf);
+    return rmpi_body_reduce(&c, RMPI_RS_BLOCK, &r, sendbuf, recvbuf, recvcount, 0);
 }
-
-#define RS_LOCAL 16 /* ranks whose counts fit on the stack */
 
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    route_t r;
+    rmpi_red_t r;
     call_t c;
-    if (!route(datatype, op, &r) || !rmpi_call_start(&c, comm, "MPI_Reduce_scatter"))
+    /* (all counts zero: MPI's, as a count of zero is for the others) */
+    if (!rmpi_red_route(1, datatype, op, &r) || rmpi_red_rs_total(comm, recvcounts) == 0 ||
+        !rmpi_call_start(&c, comm, "MPI_Reduce_scatter"))
         return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-    if (recvcounts == NULL)
-        return fail(&c, MPI_ERR_ARG, "NULL recvcounts");
-    /* The counts are the same on every rank (MPI), and so is every decision made from them. */
-    long long total = 0;
-    for (int i = 0; i < c.size; i++) {
-        if (recvcounts[i] < 0)
-            return fail(&c, MPI_ERR_COUNT, "negative count");
-        total += recvcounts[i];
-    }
-    if (total == 0)
-        return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-    args_t a = {.kind = K_RS};
-    size_t n1 = 0;
-    int rc = elements(&c, total, 1, &r, &n1, &a.all);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    size_t local[RS_LOCAL];
-    a.counts = c.size <= RS_LOCAL ? local : malloc((size_t)c.size * sizeof(size_t));
-    if (a.counts == NULL)
-        return fail(&c, MPI_ERR_NO_MEM, "out of memory for the counts");
-    for (int i = 0; i < c.size; i++)
-        a.counts[i] = (size_t)recvcounts[i] * r.per;
-    rc = reduce_call(&c, &a, &r, sendbuf, recvbuf);
-    if (a.counts != local)
-        free(a.counts);
-    return rc;
+    return rmpi_body_reduce_scatter(&c, &r, sendbuf, recvbuf, recvcounts);
 }

@@ -238,8 +238,12 @@ forced() {
 nb_forms=MPI_Ibarrier,MPI_Iallgather,MPI_Ialltoall,MPI_Ibcast,MPI_Igather,MPI_Iscatter,MPI_Iallgatherv,MPI_Ialltoallv,MPI_Igatherv,MPI_Iscatterv
 p_forms=MPI_Barrier_init,MPI_Allgather_init,MPI_Alltoall_init,MPI_Bcast_init,MPI_Gather_init,MPI_Scatter_init,MPI_Allgatherv_init,MPI_Alltoallv_init,MPI_Gatherv_init,MPI_Scatterv_init
 
+# The nonblocking reductions test_mpi_reduce_nb posts, and (MPI-4: MPICH) the persistent ones.
+rnb_forms=MPI_Iallreduce,MPI_Ireduce,MPI_Ireduce_scatter_block,MPI_Ireduce_scatter,MPI_Iscan,MPI_Iexscan
+rp_forms=MPI_Allreduce_init,MPI_Reduce_init,MPI_Reduce_scatter_block_init,MPI_Reduce_scatter_init,MPI_Scan_init,MPI_Exscan_init
+
 # Tests that this script knows; any other tests/mpi/*.c runs once per MPI with no arguments.
-known=" test_mpi_basic test_mpi_colls test_mpi_comm_cycles test_mpi_errors test_mpi_intercomm_disable test_mpi_thread_multiple test_mpi_nb test_mpi_reduce "
+known=" test_mpi_basic test_mpi_colls test_mpi_comm_cycles test_mpi_errors test_mpi_intercomm_disable test_mpi_thread_multiple test_mpi_nb test_mpi_reduce test_mpi_reduce_nb "
 
 if [ $have_ompi -eq 1 ]; then
     echo "== Open MPI ($BUILD/librcoll-mpi.so)"
@@ -300,6 +304,18 @@ if [ $have_ompi -eq 1 ]; then
     run ompi 3 120 log test_mpi_nb 1 -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp
     run ompi 3 60 quiet test_mpi_nb 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
     run ompi 3 90 none test_mpi_nb 2 strict threads
+    # Nonblocking reductions (test_mpi_reduce_nb): on one node, across emulated nodes with a
+    # progress thread (user operations there go to MPI: no MPI_THREAD_MULTIPLE), all through
+    # MPI; and the pair types with padding (MPI_DOUBLE_INT ...), which run on rcoll, blocking
+    # and nonblocking.
+    run ompi 1 60 none test_mpi_reduce_nb 3 strict
+    run ompi 3 90 "req:$rnb_forms" test_mpi_reduce_nb 2 strict -- RCOLL_LOG=info
+    run ompi 5 120 none test_mpi_reduce_nb 2 strict
+    run ompi 3 120 "req:$rnb_forms" test_mpi_reduce_nb 1 strict -- RCOLL_LOG=info RCOLL_PPN=1 \
+        UCX_TLS=tcp RCOLL_PROGRESS=thread
+    run ompi 3 60 quiet test_mpi_reduce_nb 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
+    run ompi 3 60 "ran:$all_reds" test_mpi_reduce_nb 1 pairs-blocking -- RCOLL_LOG=info
+    run ompi 3 60 "req:$rnb_forms" test_mpi_reduce_nb 1 pairs-nb -- RCOLL_LOG=info
     # MPI_THREAD_MULTIPLE: 3 threads, each on its own communicator, through rcoll; across
     # emulated nodes the drop-in steps aside (its teams would share one UCX worker) and says so.
     run ompi 3 60 "ran:barrier,allgather,alltoall,bcast,gather,scatter,allgatherv,alltoallv,gatherv,scatterv" \
@@ -355,6 +371,14 @@ if [ $have_mpich -eq 1 ]; then
         UCX_TLS=tcp RCOLL_PROGRESS=thread
     run mpich 2 60 quiet test_mpi_nb 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
     run mpich 2 90 none test_mpi_nb 1 strict threads
+    run mpich 1 60 none test_mpi_reduce_nb 2 strict
+    run mpich 2 90 "req:$rnb_forms,$rp_forms" test_mpi_reduce_nb 1 strict -- RCOLL_LOG=info
+    run mpich 3 120 none test_mpi_reduce_nb 1 strict
+    run mpich 2 120 "req:$rnb_forms,$rp_forms" test_mpi_reduce_nb 1 strict -- RCOLL_LOG=info \
+        RCOLL_PPN=1 UCX_TLS=tcp RCOLL_PROGRESS=thread
+    run mpich 2 60 quiet test_mpi_reduce_nb 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
+    run mpich 2 60 "ran:$all_reds" test_mpi_reduce_nb 1 pairs-blocking -- RCOLL_LOG=info
+    run mpich 2 60 "req:$rnb_forms" test_mpi_reduce_nb 1 pairs-nb -- RCOLL_LOG=info
     for src in "$SRC_TESTS"/*.c; do
         t=$(basename "$src" .c)
         case "$known" in *" $t "*) ;; *) run mpich 2 60 none "$t" ;; esac

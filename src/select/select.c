@@ -276,21 +276,34 @@ static const row_t rows[] = {
     {RCOLL_COLL_ALLREDUCE, MULTI, ANY, ANY_SIZE, {
         {INF, &rcoll_allreduce_hier, "several ranks per node: one vector per node crosses the "
          "network (reduced in the node first, released in the node after)"}}},
-    {RCOLL_COLL_ALLREDUCE, 0, ANY, ANY_SIZE, {
-        {UPTO(16 * KB), &rcoll_allreduce_direct_read, "small vectors: each rank publishes its "
-         "vector once and folds all P itself, one step"},
+    {RCOLL_COLL_ALLREDUCE, 0, 1, ANY_SIZE, {
+        {UPTO(8 * KB), &rcoll_allreduce_direct_read, "ranks share cores, small vectors: each rank "
+         "publishes its vector once and folds all P itself, one step"},
+        {INF, &rcoll_allreduce_reduce_scatter_allgather, "ranks share cores, larger vectors: each "
+         "rank folds one slice, 1/P of direct_read's copying and operations"}}},
+    {RCOLL_COLL_ALLREDUCE, 0, 0, 2, {
+        {UPTO(1 * MB), &rcoll_allreduce_direct_read, "up to the outbox: each rank publishes its "
+         "vector once (from 16 KB in 8 KB parts, each folded while in cache as the peers stage "
+         "the next) and folds both itself, one step"},
+        {INF, &rcoll_allreduce_reduce_scatter_allgather, "beyond the outbox: each rank folds one "
+         "slice, single copies"}}},
+    {RCOLL_COLL_ALLREDUCE, 0, 0, ANY_SIZE, {
+        {UPTO(64 * KB / 2), &rcoll_allreduce_direct_read, "every rank on its own core, small "
+         "vectors: one step; (P-1) m copied and folded per rank, so a smaller bound than at two "
+         "ranks (scaled from it by bytes per rank, not measured on more than 2 cores)"},
         {INF, &rcoll_allreduce_reduce_scatter_allgather, "larger vectors: each rank folds one "
-         "slice, 1/P of the copying and operations of direct_read, two synchronizations"}}},
+         "slice, 2 (P-1)/P m copied per rank"}}},
     {RCOLL_COLL_ALLREDUCE, ANY, ANY, ANY_SIZE, {
         {UPTO(16 * KB), &rcoll_allreduce_gather_all, "small vectors: one allgather, every rank "
          "folds all P itself (one synchronization)"},
         {INF, &rcoll_allreduce_reduce_scatter_allgather, "larger vectors: each rank folds one "
          "slice, 1/P of the copying and operations of gather_all, two synchronizations"}}},
     {RCOLL_COLL_REDUCE, 0, ANY, ANY_SIZE, {
-        {UPTO(16 * KB), &rcoll_reduce_direct_read, "small vectors: every rank publishes its vector "
-         "and leaves, the root reads and folds, one step"},
-        {INF, &rcoll_reduce_reduce_scatter_gather, "larger vectors: the folding spread over all "
-         "ranks, the root receives 1/P of the vectors"}}},
+        {UPTO(1 * MB), &rcoll_reduce_direct_read, "up to the outbox: every rank publishes its "
+         "vector and leaves (from 16 KB with every rank on its own core: in 8 KB parts the root "
+         "folds as they come), the root reads and folds, one step"},
+        {INF, &rcoll_reduce_reduce_scatter_gather, "beyond the outbox: the folding spread over "
+         "all ranks, the root receives 1/P of the vectors"}}},
     {RCOLL_COLL_REDUCE, ANY, ANY, ANY_SIZE, {
         {UPTO(16 * KB), &rcoll_reduce_gather_reduce, "small vectors: one gather, the root folds "
          "(one synchronization)"},

@@ -7,8 +7,9 @@
  * The MVAPICH and xhc shared-memory allreduce for small vectors works the same way.
  * Steps: one. Copies per rank: m in, (P-1) m out; (P-1) m operations (its own vector read where it is).
  * When it wins: small vectors, where the one synchronization is the whole cost (docs/tuning.md,
- * "Reductions"). Vectors larger than the outbox go to gather_all. */
+ * "Reductions"). Vectors larger than the outbox go to reduce_scatter_allgather. */
 #include "coll/reduce.h"
+#include "coll/reduce_staged.h"
 #include "coll/sweep.h"
 
 /* Peer q's vector is published: copy it into its place among the P. */
@@ -30,6 +31,11 @@ static rcoll_event_t published(rcoll_args_t *a, void *ctx, int q)
 static rcoll_status_t allreduce_direct_read(rcoll_args_t *a)
 {
     unsigned char *all = a->tmp;
+    if (rcoll_staged(a)) {
+        rcoll_status_t st = rcoll_staged_send(a, true);
+        const void **in = (const void **)(void *)(all + rcoll_reduce_ptr_align((size_t)a->size * a->bytes));
+        return st != RCOLL_OK ? st : rcoll_staged_fold(a, all, in, "allreduce");
+    }
     rcoll_status_t st = a->tl->ops->publish(a->tl, a->seq, a->sendbuf, a->bytes);
     if (st != RCOLL_OK)
         return st;
@@ -65,6 +71,6 @@ const rcoll_algo_t rcoll_allreduce_direct_read = {
     .run = allreduce_direct_read,
     .prepare = prepare,
     .not_for = not_for,
-    .fallback = &rcoll_allreduce_gather_all,
+    .fallback = &rcoll_allreduce_reduce_scatter_allgather,
     .limits = "vectors of at most RCOLL_INBOX_BYTES (one publication in the outbox)",
 };

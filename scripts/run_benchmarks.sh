@@ -126,6 +126,11 @@ if [ -x "$build/rcoll-bench" ] && [ "${RCOLL_BENCH_INTERNODE:-1}" = 1 ]; then
             labels+=(--label "openmpi-tcp-2x2=$out/raw/openmpi-tcp-2x2-run$k-np4.jsonl")
         done
         notes+=(--note "openmpi-tcp-2x2: as openmpi-tcp, but two emulated nodes of two ranks each (RCOLL_PPN=2; rcoll's traffic inside a node through shared memory, between nodes over UCX tcp); the native side is the same Open MPI over its tcp BTL. $runs runs, shown as for openmpi-tcp.")
+        # Reproducible mode's cost where it has one (the node-aware form excluded).
+        run "openmpi-tcp-2x2-reproducible" 4 "${RCOLL_BENCH_INTERNODE_ITERS:-1000}" "$warm" "${tcp22[@]}" \
+            -x RCOLL_REPRODUCIBLE=1 "$build/rcoll-bench"
+        labels+=(--label "openmpi-tcp-2x2-reproducible=$out/raw/openmpi-tcp-2x2-reproducible-np4.jsonl")
+        notes+=(--note "openmpi-tcp-2x2-reproducible: openmpi-tcp-2x2 with RCOLL_REPRODUCIBLE=1 (every reduction folds in rank order: the node-aware allreduce is not chosen), one run: compare its rcoll column with openmpi-tcp-2x2's for the mode's cost.")
     fi
     # The same over the libfabric channel, where this build has it: the tcp provider's own
     # reliable-datagram endpoint (libfabric 1.17 calls it net; from 1.18 it is tcp's, and

@@ -139,6 +139,7 @@ extern const rcoll_algo_t rcoll_reduce_direct_read;
 extern const rcoll_algo_t rcoll_reduce_gather_reduce;
 extern const rcoll_algo_t rcoll_reduce_reduce_scatter_gather;
 extern const rcoll_algo_t rcoll_reduce_scatter_block_direct;
+extern const rcoll_algo_t rcoll_reduce_scatter_block_direct_read;
 extern const rcoll_algo_t rcoll_reduce_scatter_direct;
 extern const rcoll_algo_t rcoll_scan_direct;
 extern const rcoll_algo_t rcoll_exscan_direct;

@@ -40,7 +40,8 @@ static const rcoll_algo_t *const allreduce_algos[] = {
     &rcoll_allreduce_hier, NULL};
 static const rcoll_algo_t *const reduce_algos[] = {
     &rcoll_reduce_direct_read, &rcoll_reduce_gather_reduce, &rcoll_reduce_reduce_scatter_gather, NULL};
-static const rcoll_algo_t *const reduce_scatter_block_algos[] = {&rcoll_reduce_scatter_block_direct, NULL};
+static const rcoll_algo_t *const reduce_scatter_block_algos[] = {
+    &rcoll_reduce_scatter_block_direct_read, &rcoll_reduce_scatter_block_direct, NULL};
 static const rcoll_algo_t *const reduce_scatter_algos[] = {&rcoll_reduce_scatter_direct, NULL};
 static const rcoll_algo_t *const scan_algos[] = {&rcoll_scan_direct, NULL};
 static const rcoll_algo_t *const exscan_algos[] = {&rcoll_exscan_direct, NULL};

@@ -294,10 +294,10 @@ static const row_t rows[] = {
         {INF, &rcoll_allreduce_reduce_scatter_allgather, "larger vectors: each rank folds one "
          "slice, 2 (P-1)/P m copied per rank"}}},
     {RCOLL_COLL_ALLREDUCE, ANY, ANY, ANY_SIZE, {
-        {UPTO(16 * KB), &rcoll_allreduce_gather_all, "small vectors: one allgather, every rank "
-         "folds all P itself (one synchronization)"},
-        {INF, &rcoll_allreduce_reduce_scatter_allgather, "larger vectors: each rank folds one "
-         "slice, 1/P of the copying and operations of gather_all, two synchronizations"}}},
+        {UPTO(64 * KB), &rcoll_allreduce_gather_all, "across nodes, small and medium vectors: one "
+         "allgather (its own node-aware choice), every rank folds all P itself"},
+        {INF, &rcoll_allreduce_reduce_scatter_allgather, "across nodes, large vectors: each rank "
+         "folds one slice, 2 (P-1)/P of the vector on the network per rank"}}},
     {RCOLL_COLL_REDUCE, 0, ANY, ANY_SIZE, {
         {UPTO(1 * MB), &rcoll_reduce_direct_read, "up to the outbox: every rank publishes its "
          "vector and leaves (from 16 KB with every rank on its own core: in 8 KB parts the root "
@@ -309,6 +309,16 @@ static const row_t rows[] = {
          "(one synchronization)"},
         {INF, &rcoll_reduce_reduce_scatter_gather, "larger vectors: the folding spread over all "
          "ranks, the root receives 1/P of the vectors"}}},
+    {RCOLL_COLL_REDUCE_SCATTER_BLOCK, 0, 1, ANY_SIZE, {
+        {UPTO(2 * KB), &rcoll_reduce_scatter_block_direct_read, "ranks share cores, small blocks: "
+         "the P blocks published once, each rank reads its own of every peer and folds, one step"},
+        {INF, &rcoll_reduce_scatter_block_direct, "larger blocks: the alltoall's single copies, "
+         "then each rank folds its own"}}},
+    {RCOLL_COLL_REDUCE_SCATTER_BLOCK, 0, 0, ANY_SIZE, {
+        {UPTO(4 * KB), &rcoll_reduce_scatter_block_direct_read, "small blocks: the P blocks "
+         "published once, each rank reads its own of every peer and folds, one step"},
+        {INF, &rcoll_reduce_scatter_block_direct, "larger blocks: the alltoall's single copies, "
+         "then each rank folds its own"}}},
     {RCOLL_COLL_REDUCE_SCATTER_BLOCK, ANY, ANY, ANY_SIZE, {
         {INF, &rcoll_reduce_scatter_block_direct, "one alltoall of the blocks, each rank folds "
          "its own"}}},

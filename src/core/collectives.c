@@ -367,22 +367,23 @@ static rcoll_status_t check_reduction(struct rcoll_team *t, const rcoll_call_t *
     const char *why = rcoll_op_check(c->op, c->dtype);
     if (why)
         return bad(t, ci->name, why);
-    size_t es = rcoll_dtype_size(c->dtype), max = SIZE_MAX / es / (size_t)t->size;
+    size_t es = rcoll_dtype_size(c->dtype), P = (size_t)t->size, b;
     *count = c->bytes;
     *total = 0;
     if (c->coll == RCOLL_COLL_REDUCE_SCATTER) {
         if (!c->rcounts)
             return bad(t, ci->name, "NULL counts");
         for (int r = 0; r < t->size; r++) {
-            if (c->rcounts[r] > max)
+            if (__builtin_mul_overflow(c->rcounts[r], es * P, &b) ||
+                __builtin_add_overflow(*total, c->rcounts[r] * es, total))
                 return bad(t, ci->name, "counts too large");
-            *total += c->rcounts[r] * es;
         }
         *count = c->rcounts[t->rank];
     } else {
-        if (*count > max)
+        /* (no division on the latency path: the products are checked for overflow) */
+        if (__builtin_mul_overflow(*count, es * P, &b))
             return bad(t, ci->name, "count too large");
-        *total = *count * es * (ci->send.blocks == RCOLL_BLOCKS_EACH ? (size_t)t->size : 1);
+        *total = *count * es * (ci->send.blocks == RCOLL_BLOCKS_EACH ? P : 1);
     }
     /* exscan's rank 0 receives nothing: its receive buffer may be NULL (unless in place). */
     const void *recv = c->recvbuf;

@@ -6,59 +6,33 @@
  * root copies each out when it sees the word (on an RDMA transport a read of the peer's
  * registered outbox), then folds the P vectors in rank order (coll/reduce.h). A rank that is
  * not the root waits for nobody: it may be a call ahead, its outbox freed by the root's read.
- * Vectors from 16 KB when every rank has its own core go in parts of 8 KB (coll/reduce_staged.h):
+ * Vectors from 16 KB when every rank has its own core go in parts of 8 KB (coll/reduce_read.h):
  * a rank stages part i in its outbox and signals the root, which copies part i out and folds it
  * while the rank copies part i+1 in -- the root's work overlaps the others' instead of
  * following it, and each part is folded while it is in the first-level cache.
  * Steps: one. Copies: m in per rank; the root (P-1) m out and (P-1) m operations.
  * When it wins: small and medium vectors (docs/tuning.md, "Reductions"). Vectors larger than
  * the outbox go to reduce_scatter_gather. */
-#include "coll/reduce.h"
-#include "coll/reduce_staged.h"
-#include "coll/sweep.h"
-
-static int take(rcoll_args_t *a, void *ctx, int q)
-{
-    rcoll_event_t ev = rcoll_ev_published(q, a->seq);
-    if (!a->tl->ops->test(a->tl, &ev))
-        return 0;
-    rcoll_check_len(a, &ev, a->bytes);
-    rcoll_status_t st = a->tl->ops->get(a->tl, q, a->seq, (char *)ctx + (size_t)q * a->bytes, a->bytes, 0);
-    return st != RCOLL_OK ? (int)st : 1;
-}
-
-static rcoll_event_t published(rcoll_args_t *a, void *ctx, int q)
-{
-    (void)ctx;
-    return rcoll_ev_published(q, a->seq);
-}
+#include "coll/reduce_read.h"
 
 static rcoll_status_t reduce_direct_read(rcoll_args_t *a)
 {
     if (a->rank != a->root)
         return rcoll_staged(a) ? rcoll_staged_send(a, false)
                                : a->tl->ops->publish(a->tl, a->seq, a->sendbuf, a->bytes);
-    unsigned char *all = a->tmp;
-    const void **in = (const void **)(void *)(all + rcoll_reduce_ptr_align((size_t)a->size * a->bytes));
     if (rcoll_staged(a))
-        return rcoll_staged_fold(a, all, in, "reduce");
-    int *items = a->team->scratch;
-    rcoll_status_t st = rcoll_sweep(a, items, rcoll_sweep_others(a, items), take, published, all);
+        return rcoll_staged_fold(a, "reduce");
+    rcoll_status_t st = rcoll_read_published(a, 0, a->bytes, a->sendbuf);
     if (st != RCOLL_OK)
         return st;
-    rcoll_reduce_strided(in, all, a->bytes, a->size);
-    in[a->rank] = a->sendbuf;
-    return rcoll_reduce_fold_status(a, rcoll_op_fold(a->op, a->dtype, in, a->size, a->recvbuf, a->count),
-                                    "reduce");
+    st = rcoll_op_fold(a->op, a->dtype, rcoll_read_inputs(a), a->size, a->recvbuf, a->count);
+    return rcoll_reduce_fold_status(a, st, "reduce");
 }
 
+/* The root's scratch (the others read nothing). */
 static rcoll_status_t prepare(rcoll_args_t *a)
 {
-    if (a->rank != a->root)
-        return RCOLL_OK;
-    size_t bytes = rcoll_reduce_ptr_align((size_t)a->size * a->bytes);
-    a->tmp = rcoll_reduce_tmp(a, RCOLL_TMP_REDUCE, bytes + (size_t)a->size * sizeof(void *), "reduce");
-    return a->tmp ? RCOLL_OK : RCOLL_ERR_NOMEM;
+    return a->rank == a->root ? rcoll_read_prepare(a, "reduce") : RCOLL_OK;
 }
 
 static const char *not_for(const rcoll_args_t *a)

@@ -8,51 +8,24 @@
  * Steps: one. Copies per rank: P m in, (P-1) m out; (P-1) m operations.
  * When it wins: small blocks, where the nested alltoall's second call frame is the cost
  * (docs/tuning.md, "Reductions"). P blocks larger than the outbox go to direct. */
-#include "coll/reduce.h"
-#include "coll/sweep.h"
-
-/* Peer q's blocks are published: copy out the one for this rank. */
-static int take(rcoll_args_t *a, void *ctx, int q)
-{
-    rcoll_event_t ev = rcoll_ev_published(q, a->seq);
-    if (!a->tl->ops->test(a->tl, &ev))
-        return 0;
-    rcoll_check_len(a, &ev, (size_t)a->size * a->bytes);
-    rcoll_status_t st = a->tl->ops->get(a->tl, q, a->seq, (char *)ctx + (size_t)q * a->bytes, a->bytes,
-                                        (size_t)a->rank * a->bytes);
-    return st != RCOLL_OK ? (int)st : 1;
-}
-
-static rcoll_event_t published(rcoll_args_t *a, void *ctx, int q)
-{
-    (void)ctx;
-    return rcoll_ev_published(q, a->seq);
-}
+#include "coll/reduce_read.h"
 
 static rcoll_status_t reduce_scatter_block_direct_read(rcoll_args_t *a)
 {
-    size_t P = (size_t)a->size;
-    unsigned char *all = a->tmp;
+    size_t P = (size_t)a->size, mine = (size_t)a->rank * a->bytes;
     rcoll_status_t st = a->tl->ops->publish(a->tl, a->seq, a->sendbuf, P * a->bytes);
+    if (st == RCOLL_OK) /* my own block read where it is */
+        st = rcoll_read_published(a, mine, P * a->bytes, (const char *)a->sendbuf + mine);
     if (st != RCOLL_OK)
         return st;
-    int *items = a->team->scratch;
-    st = rcoll_sweep(a, items, rcoll_sweep_others(a, items), take, published, all);
-    if (st != RCOLL_OK)
-        return st;
-    const void **in = rcoll_reduce_strided((const void **)(void *)(all + rcoll_reduce_ptr_align(P * a->bytes)),
-                                           all, a->bytes, a->size);
-    in[a->rank] = (const char *)a->sendbuf + (size_t)a->rank * a->bytes; /* my own block where it is */
-    return rcoll_reduce_fold_status(a, rcoll_op_fold(a->op, a->dtype, in, a->size, a->recvbuf, a->count),
-                                    "reduce_scatter_block");
+    st = rcoll_op_fold(a->op, a->dtype, rcoll_read_inputs(a), a->size, a->recvbuf, a->count);
+    return rcoll_reduce_fold_status(a, st, "reduce_scatter_block");
 }
 
-/* The peers' copies of this rank's block and the list of inputs after them. */
+/* The peers' copies of this rank's block and the list of inputs. */
 static rcoll_status_t prepare(rcoll_args_t *a)
 {
-    size_t room = rcoll_reduce_ptr_align((size_t)a->size * a->bytes);
-    a->tmp = rcoll_reduce_tmp(a, RCOLL_TMP_REDUCE, room + (size_t)a->size * sizeof(void *), "reduce_scatter_block");
-    return a->tmp ? RCOLL_OK : RCOLL_ERR_NOMEM;
+    return rcoll_read_prepare(a, "reduce_scatter_block");
 }
 
 static const char *not_for(const rcoll_args_t *a)

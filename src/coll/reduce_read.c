@@ -1,10 +1,62 @@
-/* The staged reductions: see reduce_staged.h. */
-#include "coll/reduce_staged.h"
+/* The one-step reductions' reads: see reduce_read.h. */
+#include "coll/reduce_read.h"
 
 #include "coll/sweep.h"
 
 /* From this size (measured np=2: docs/tuning.md, "Reductions"). */
 #define STAGED_MIN (16 * 1024)
+
+/* Room for the P vectors, then the list. */
+static size_t room(const rcoll_args_t *a)
+{
+    return rcoll_reduce_ptr_align((size_t)a->size * a->bytes);
+}
+
+rcoll_status_t rcoll_read_prepare(rcoll_args_t *a, const char *coll)
+{
+    a->tmp = rcoll_reduce_tmp(a, RCOLL_TMP_REDUCE, room(a) + (size_t)a->size * sizeof(void *), coll);
+    return a->tmp ? RCOLL_OK : RCOLL_ERR_NOMEM;
+}
+
+const void **rcoll_read_inputs(const rcoll_args_t *a)
+{
+    return (const void **)(void *)((unsigned char *)a->tmp + room(a));
+}
+
+/* One peer's publication, whole. */
+typedef struct {
+    size_t offset, total;
+} whole_t;
+
+static int take(rcoll_args_t *a, void *ctx, int q)
+{
+    const whole_t *w = ctx;
+    rcoll_event_t ev = rcoll_ev_published(q, a->seq);
+    if (!a->tl->ops->test(a->tl, &ev))
+        return 0;
+    rcoll_check_len(a, &ev, w->total);
+    rcoll_status_t st = a->tl->ops->get(a->tl, q, a->seq, (unsigned char *)a->tmp + (size_t)q * a->bytes,
+                                        a->bytes, w->offset);
+    return st != RCOLL_OK ? (int)st : 1;
+}
+
+static rcoll_event_t published(rcoll_args_t *a, void *ctx, int q)
+{
+    (void)ctx;
+    return rcoll_ev_published(q, a->seq);
+}
+
+rcoll_status_t rcoll_read_published(rcoll_args_t *a, size_t offset, size_t total, const void *mine)
+{
+    whole_t w = {offset, total};
+    int *items = a->team->scratch;
+    rcoll_status_t st = rcoll_sweep(a, items, rcoll_sweep_others(a, items), take, published, &w);
+    if (st != RCOLL_OK)
+        return st;
+    const void **in = rcoll_reduce_strided(rcoll_read_inputs(a), a->tmp, a->bytes, a->size);
+    in[a->rank] = mine;
+    return RCOLL_OK;
+}
 
 bool rcoll_staged(const rcoll_args_t *a)
 {
@@ -66,8 +118,10 @@ static rcoll_event_t part_signal(rcoll_args_t *a, void *ctx, int q)
     return rcoll_ev_signal(q, a->seq, ((part_t *)ctx)->step);
 }
 
-rcoll_status_t rcoll_staged_fold(rcoll_args_t *a, unsigned char *all, const void **in, const char *coll)
+rcoll_status_t rcoll_staged_fold(rcoll_args_t *a, const char *coll)
 {
+    unsigned char *all = a->tmp;
+    const void **in = rcoll_read_inputs(a);
     size_t es = rcoll_dtype_size(a->dtype), part = part_bytes(a);
     part_t p = {all, 0, 0, 0};
     int *items = a->team->scratch;

@@ -1,7 +1,8 @@
 /* Reduce, reduce-scatter then gather ([rabenseifner04]'s reduce): the folding is spread over all
  * ranks instead of the root's alone.
- * Steps: (1) an alltoallv of slices (a rank's own stays where it is), (2) each rank folds the P copies of its slice in rank order, (3) a gather of
- * the reduced slices into the root's result.
+ * Steps: (1) an alltoallv of slices (a rank's own stays where it is), (2) each rank folds the
+ * P copies of its slice in rank order, (3) a gather of the reduced slices into the root's
+ * result.
  * Bytes: each rank receives (P-1) m / P and does (P-1) m / P operations; the root receives
  * (P-1) m / P more (gather_reduce: the root (P-1) m of both).
  * When it wins: large vectors (docs/tuning.md, "Reductions"). Vectors beyond

@@ -661,11 +661,10 @@ static int elements(const call_t *c, long long count, size_t blocks, const rmpi_
 {
     if (count < 0)
         return fail(c, MPI_ERR_COUNT, "negative count");
-    size_t limit = SIZE_MAX / r->esize / r->per / blocks;
-    if ((unsigned long long)count > limit)
+    size_t bytes; /* (products checked for overflow: no division on the latency path) */
+    if (__builtin_mul_overflow((size_t)count, r->per, n) || __builtin_mul_overflow(*n, blocks, all) ||
+        __builtin_mul_overflow(*all, r->esize, &bytes))
         return fail(c, MPI_ERR_COUNT, "message too large");
-    *n = (size_t)count * r->per;
-    *all = *n * blocks;
     return MPI_SUCCESS;
 }
 

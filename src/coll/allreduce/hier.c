@@ -35,7 +35,11 @@ static rcoll_status_t allreduce_hier(rcoll_args_t *a)
 
 static const char *allreduce_hier_not_for(const rcoll_args_t *a)
 {
-    const char *why = rcoll_composed_not_for(a);
+    /* Nodes with different numbers of ranks: not yet (tests/mpi's test_mpi_basic at np=5 with
+     * RCOLL_PPN=2 and the node_arrival barrier over UCX tcp failed in a later node-aware
+     * allgatherv, "read from rank 2: UCX reports the peer gone", in 3 of 6 runs; not
+     * understood, see docs/reductions.md). */
+    const char *why = rcoll_composed_even_not_for(a);
     if (why)
         return why;
     if (a->team->ctx->cfg.reproducible)
@@ -53,7 +57,8 @@ const rcoll_algo_t rcoll_allreduce_hier = {
     .run = allreduce_hier,
     .not_for = allreduce_hier_not_for,
     .fallback = &rcoll_allreduce_gather_all,
-    .limits = "teams spanning nodes with several ranks on a node; not with RCOLL_REPRODUCIBLE=1; a "
-              "non-commutative operation only where every node's ranks are consecutive",
+    .limits = "teams spanning nodes with the same number (> 1) of ranks on every node; not with "
+              "RCOLL_REPRODUCIBLE=1; a non-commutative operation only where every node's ranks are "
+              "consecutive",
     .composed = true,
 };

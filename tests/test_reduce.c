@@ -1149,6 +1149,19 @@ static int pair_count(const rank_t *s, const pair_t **pairs)
 
 /* The matrix for the forced algorithm: pairs x counts x in place x roots, then the large
  * counts and the non-commutative operation. */
+/* Whether every node of the team holds the same number of ranks (every rank's local size
+ * gathered: collective). */
+static bool even_nodes(rcoll_team_t *team)
+{
+    int mine = rcoll_team_local_size(team), size = rcoll_team_size(team);
+    int *all = malloc((size_t)size * sizeof *all);
+    bool even = all && rcoll_allgather(team, &mine, all, sizeof mine) == RCOLL_OK;
+    for (int r = 0; even && r < size; r++)
+        even = all[r] == mine;
+    free(all);
+    return even;
+}
+
 static void run_matrix(rank_t *s)
 {
     rcoll_coll_t coll = s->job->coll;
@@ -1540,9 +1553,10 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
         }
         s->ran_forced = 0;
         run_matrix(s);
-        /* (hier gives way to the flat algorithms under RCOLL_REPRODUCIBLE=1, by design) */
+        /* (hier gives way to the flat algorithms under RCOLL_REPRODUCIBLE=1, and on nodes of
+         * different sizes, by design) */
         const rcoll_algo_t *al = rcoll_algo_find(job->coll, s->algo);
-        if (s->size > 1 && !s->ran_forced && !(al && al->composed && job->reproducible))
+        if (s->size > 1 && !s->ran_forced && !(al && al->composed && (job->reproducible || !even_nodes(team))))
             fail(s, NULL, "forced, the algorithm never ran (the team named only fallbacks)");
         if (job->coll == RCOLL_COLL_ALLREDUCE)
             run_bitwise(s);

@@ -20,7 +20,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # libraries themselves leak at exit, which is not ours to report).
 (cd build-asan &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --output-on-failure --timeout 3600 \
-        -E '^(matrix_(barrier|allgather|alltoall|bcast|gather_scatter|vforms|no_cma|nodes3_.*|nodes4_.*|nodes2_ucx_sm|kport1|kport3)|reduce|reduce_no_cma|reduce_nodes3_.*|nb_board|nb_nodes_.*|peer_failure_nodes_.*|mpi_dropin)$' &&
+        -E '^(matrix_(barrier|allgather|alltoall|bcast|gather_scatter|vforms|no_cma|nodes3_.*|nodes4_.*|nodes2_ucx_sm|kport1|kport3)|reduce|reduce_no_cma|reduce_reproducible|reduce_nodes3_.*|nb_board|nb_nodes_.*|peer_failure_nodes_.*|mpi_dropin)$' &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_reduce --quick --np 1,2,3,5 &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --quick --np 1,2,3,5,8,9 &&
     RCOLL_CMA=0 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --quick --np 2,3,5,9 &&

@@ -5,6 +5,7 @@
  * when the root is alive, may instead finish normally, but never hang). A second
  * case: a rank exits right after team creation; every other rank must get an error, not hang. */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include "bootstrap/oob_fork.h"
 #include "rcoll/rcoll.h"
+#include "coll/colls.h"
 #include "select/select.h"
 
 #define TIMEOUT_S 1.0
@@ -215,10 +217,18 @@ int main(void)
                 const rcoll_algo_t *al = rcoll_algo_find((rcoll_coll_t)coll, a);
                 if (al->composed != (comp && !strcmp(comp, "only")))
                     continue;
-                /* Across nodes a reduction fails as the calls it is made of do (each tested
-                 * here): allreduce gather_all stands for them (and the node-aware hier). */
-                if ((getenv("RCOLL_PPN") || getenv("RCOLL_NODE_MAP")) && al->nested &&
-                    strcmp(name, "allreduce:gather_all") != 0)
+                /* A reduction fails as the calls it is made of do (each tested here): across
+                 * nodes allreduce gather_all stands for the nested ones (and the node-aware
+                 * hier); on one node the one-step forms, allreduce's nested ones, scan. */
+                static const char *const one_node[] = {
+                    "allreduce:direct_read", "allreduce:gather_all", "allreduce:reduce_scatter_allgather",
+                    "reduce:direct_read", "reduce_scatter_block:direct_read", "reduce_scatter:direct",
+                    "scan:direct"};
+                bool across = getenv("RCOLL_PPN") || getenv("RCOLL_NODE_MAP"), listed = false;
+                for (size_t k = 0; k < sizeof one_node / sizeof *one_node; k++)
+                    listed |= strcmp(name, one_node[k]) == 0;
+                if (rcoll_coll_info((rcoll_coll_t)coll)->reduction && !al->composed &&
+                    (across ? strcmp(name, "allreduce:gather_all") != 0 : !listed))
                     continue;
                 case_t c = {(rcoll_coll_t)coll, a, scenario};
                 double t0 = now_s();

@@ -1553,10 +1553,11 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
         }
         s->ran_forced = 0;
         run_matrix(s);
-        /* (hier gives way to the flat algorithms under RCOLL_REPRODUCIBLE=1, and on nodes of
-         * different sizes, by design) */
+        /* (an algorithm folding in another order gives way under RCOLL_REPRODUCIBLE=1, and the
+         * node-aware ones on nodes of different sizes, by design) */
         const rcoll_algo_t *al = rcoll_algo_find(job->coll, s->algo);
-        if (s->size > 1 && !s->ran_forced && !(al && al->composed && (job->reproducible || !even_nodes(team))))
+        if (s->size > 1 && !s->ran_forced &&
+            !(al && ((al->reorders && job->reproducible) || (al->composed && !even_nodes(team)))))
             fail(s, NULL, "forced, the algorithm never ran (the team named only fallbacks)");
         if (job->coll == RCOLL_COLL_ALLREDUCE)
             run_bitwise(s);

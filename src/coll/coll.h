@@ -75,6 +75,10 @@ typedef struct rcoll_algo {
      * allgather, alltoall or gather and local folds, coll/reduce.h): each takes its own
      * sequence number, the call itself none. */
     bool nested;
+    /* A reduction whose fold order is not the one linear rank order (coll/reduce.h): a tree's,
+     * the ring's, nodes first. Under RCOLL_REPRODUCIBLE=1 it gives way to its fallback (which
+     * must not reorder), as if its not_for said so. */
+    bool reorders;
     /* Runs only where it is named (RCOLL_TUNE, RCOLL_<COLL>_ALGO, rcoll_team_force_algorithm):
      * an algorithm on trial. The cost model prices it (rcoll-info --explain shows the
      * prediction) but never picks it, and calibration does not time it. */
@@ -134,10 +138,15 @@ extern const rcoll_algo_t rcoll_scatterv_hier;
 extern const rcoll_algo_t rcoll_allreduce_direct_read;
 extern const rcoll_algo_t rcoll_allreduce_gather_all;
 extern const rcoll_algo_t rcoll_allreduce_reduce_scatter_allgather;
+extern const rcoll_algo_t rcoll_allreduce_recursive_doubling;
+extern const rcoll_algo_t rcoll_allreduce_ring;
+extern const rcoll_algo_t rcoll_allreduce_knomial;
 extern const rcoll_algo_t rcoll_allreduce_hier;
+extern const rcoll_algo_t rcoll_allreduce_hier_multi_leader;
 extern const rcoll_algo_t rcoll_reduce_direct_read;
 extern const rcoll_algo_t rcoll_reduce_gather_reduce;
 extern const rcoll_algo_t rcoll_reduce_reduce_scatter_gather;
+extern const rcoll_algo_t rcoll_reduce_knomial;
 extern const rcoll_algo_t rcoll_reduce_scatter_block_direct;
 extern const rcoll_algo_t rcoll_reduce_scatter_block_direct_read;
 extern const rcoll_algo_t rcoll_reduce_scatter_direct;

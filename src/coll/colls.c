@@ -37,9 +37,11 @@ static const rcoll_algo_t *const gatherv_algos[] = {&rcoll_gatherv_direct, &rcol
 static const rcoll_algo_t *const scatterv_algos[] = {&rcoll_scatterv_direct, &rcoll_scatterv_hier, NULL};
 static const rcoll_algo_t *const allreduce_algos[] = {
     &rcoll_allreduce_direct_read, &rcoll_allreduce_gather_all, &rcoll_allreduce_reduce_scatter_allgather,
-    &rcoll_allreduce_hier, NULL};
+    &rcoll_allreduce_recursive_doubling, &rcoll_allreduce_ring, &rcoll_allreduce_knomial, &rcoll_allreduce_hier,
+    &rcoll_allreduce_hier_multi_leader, NULL};
 static const rcoll_algo_t *const reduce_algos[] = {
-    &rcoll_reduce_direct_read, &rcoll_reduce_gather_reduce, &rcoll_reduce_reduce_scatter_gather, NULL};
+    &rcoll_reduce_direct_read, &rcoll_reduce_gather_reduce, &rcoll_reduce_reduce_scatter_gather,
+    &rcoll_reduce_knomial, NULL};
 static const rcoll_algo_t *const reduce_scatter_block_algos[] = {
     &rcoll_reduce_scatter_block_direct_read, &rcoll_reduce_scatter_block_direct, NULL};
 static const rcoll_algo_t *const reduce_scatter_algos[] = {&rcoll_reduce_scatter_direct, NULL};

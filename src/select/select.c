@@ -274,8 +274,11 @@ static const row_t rows[] = {
 
     /* The reductions: their nested calls choose by layout themselves. */
     {RCOLL_COLL_ALLREDUCE, MULTI, ANY, ANY_SIZE, {
-        {INF, &rcoll_allreduce_hier, "several ranks per node: one vector per node crosses the "
-         "network (reduced in the node first, released in the node after)"}}},
+        {UPTO(1 * MB), &rcoll_allreduce_hier, "several ranks per node: one vector per node "
+         "crosses the network (reduced in the node first, released in the node after)"},
+        {INF, &rcoll_allreduce_hier_multi_leader, "several ranks per node, large vectors: every "
+         "local rank carries 1/L of the vector across (measured 2x2 and 2x4 over UCX tcp: "
+         "docs/tuning.md)"}}},
     {RCOLL_COLL_ALLREDUCE, 0, 1, ANY_SIZE, {
         {UPTO(8 * KB), &rcoll_allreduce_direct_read, "ranks share cores, small vectors: each rank "
          "publishes its vector once and folds all P itself, one step"},
@@ -294,8 +297,11 @@ static const row_t rows[] = {
         {INF, &rcoll_allreduce_reduce_scatter_allgather, "larger vectors: each rank folds one "
          "slice, 2 (P-1)/P m copied per rank"}}},
     {RCOLL_COLL_ALLREDUCE, ANY, ANY, ANY_SIZE, {
-        {UPTO(64 * KB), &rcoll_allreduce_gather_all, "across nodes, small and medium vectors: one "
+        {UPTO(4 * KB), &rcoll_allreduce_gather_all, "across nodes, small vectors: one "
          "allgather (its own node-aware choice), every rank folds all P itself"},
+        {UPTO(128 * KB), &rcoll_allreduce_recursive_doubling, "across nodes, medium vectors: log2 P "
+         "exchanges of the vector instead of P - 1 vectors in (measured 4 and 8 nodes of one rank "
+         "over UCX tcp: docs/tuning.md)"},
         {INF, &rcoll_allreduce_reduce_scatter_allgather, "across nodes, large vectors: each rank "
          "folds one slice, 2 (P-1)/P of the vector on the network per rank"}}},
     {RCOLL_COLL_REDUCE, 0, ANY, ANY_SIZE, {
@@ -551,8 +557,10 @@ const rcoll_algo_t *rcoll_fallback(const rcoll_algo_t *a, const rcoll_args_t *ar
                                    const char **why_not)
 {
     *why_not = NULL;
-    for (int hops = 0; a->not_for && hops < 4; hops++) { /* the tables have no cycle (unit test) */
-        const char *why = a->not_for(args);
+    for (int hops = 0; (a->not_for || a->reorders) && hops < 4; hops++) { /* no cycle (unit test) */
+        const char *why = a->reorders && args->team->ctx->cfg.reproducible
+                              ? "RCOLL_REPRODUCIBLE=1 (it folds in another order than the ranks' one)"
+                              : a->not_for ? a->not_for(args) : NULL;
         if (!why)
             break;
         if (!*why_not)
@@ -634,10 +642,13 @@ int rcoll_select_check_tables(char *err, size_t len)
                 return table_error(err, len, "an algorithm of another collective or incomplete", a->name);
             if (rcoll_coll_algo_index(c, a->name) != i)
                 return table_error(err, len, "an algorithm name twice", a->name);
-            for (int hops = 0; f->not_for; hops++, f = f->fallback)
+            for (int hops = 0; f->not_for || f->reorders; hops++, f = f->fallback)
                 if (!f->fallback || f->fallback->coll != c->coll || !f->limits || hops == 4)
                     return table_error(err, len, "not_for without a fallback of its collective, its "
                                        "limits, or in a cycle", a->name);
+            if (a->reorders && a->fallback->reorders)
+                return table_error(err, len, "a fallback under RCOLL_REPRODUCIBLE=1 that reorders too",
+                                   a->name);
         }
     }
     for (size_t i = 0; i < ROW_COUNT; i++) {

@@ -42,8 +42,6 @@ static const char *allreduce_hier_not_for(const rcoll_args_t *a)
     const char *why = rcoll_composed_even_not_for(a);
     if (why)
         return why;
-    if (a->team->ctx->cfg.reproducible)
-        return "RCOLL_REPRODUCIBLE=1 (its fold order follows the nodes)";
     if (!rcoll_op_commutative(a->op) && (!a->team->hier || !a->team->hier->blocked))
         return "a non-commutative operation on nodes whose ranks are not consecutive";
     return NULL;
@@ -56,6 +54,7 @@ const rcoll_algo_t rcoll_allreduce_hier = {
                "each node",
     .run = allreduce_hier,
     .not_for = allreduce_hier_not_for,
+    .reorders = true,
     .fallback = &rcoll_allreduce_gather_all,
     .limits = "teams spanning nodes with the same number (> 1) of ranks on every node; not with "
               "RCOLL_REPRODUCIBLE=1; a non-commutative operation only where every node's ranks are "

@@ -42,7 +42,7 @@ void rcoll_algo_names(rcoll_coll_t coll, char *buf, size_t len)
 #define UPTO(n) ((size_t)(n) + 1) /* a range's end for "bytes <= n" */
 #define KB 1024u
 #define MB (1024u * 1024u)
-#define MAX_RANGES 4
+#define MAX_RANGES 5
 
 typedef struct {
     size_t below;              /* bytes < below, from the previous range's end (INF: the rest) */
@@ -279,11 +279,23 @@ static const row_t rows[] = {
         {INF, &rcoll_allreduce_hier_multi_leader, "several ranks per node, large vectors: every "
          "local rank carries 1/L of the vector across (measured 2x2 and 2x4 over UCX tcp: "
          "docs/tuning.md)"}}},
-    {RCOLL_COLL_ALLREDUCE, 0, 1, ANY_SIZE, {
+    {RCOLL_COLL_ALLREDUCE, 0, 1, 7, {
         {UPTO(8 * KB), &rcoll_allreduce_direct_read, "ranks share cores, small vectors: each rank "
          "publishes its vector once and folds all P itself, one step"},
         {INF, &rcoll_allreduce_reduce_scatter_allgather, "ranks share cores, larger vectors: each "
          "rank folds one slice, 1/P of direct_read's copying and operations"}}},
+    {RCOLL_COLL_ALLREDUCE, 0, 1, ANY_SIZE, {
+        {UPTO(2 * KB), &rcoll_allreduce_direct_read, "ranks share cores, tiny vectors: each rank "
+         "publishes its vector once and folds all P itself, one step"},
+        {UPTO(32 * KB), &rcoll_allreduce_knomial, "8 or more ranks sharing cores: a k-nomial "
+         "fan-in, then one publication of the result; a rank reads k ceil(log_{k+1} P) vectors, "
+         "not P - 1 (measured np=8 and 16: docs/tuning.md)"},
+        {UPTO(64 * KB), &rcoll_allreduce_reduce_scatter_allgather, "measured np=8 and 16: each "
+         "rank folds one slice (the fan-in lost at 64 KB in every run)"},
+        {UPTO(512 * KB), &rcoll_allreduce_knomial, "8 or more ranks sharing cores: the k-nomial "
+         "fan-in and one publication"},
+        {INF, &rcoll_allreduce_reduce_scatter_allgather, "ranks share cores, large vectors: each "
+         "rank folds one slice, single copies"}}},
     {RCOLL_COLL_ALLREDUCE, 0, 0, 2, {
         {UPTO(1 * MB), &rcoll_allreduce_direct_read, "up to the outbox: each rank publishes its "
          "vector once (from 16 KB in 8 KB parts, each folded while in cache as the peers stage "
@@ -311,8 +323,11 @@ static const row_t rows[] = {
         {INF, &rcoll_reduce_reduce_scatter_gather, "beyond the outbox: the folding spread over "
          "all ranks, the root receives 1/P of the vectors"}}},
     {RCOLL_COLL_REDUCE, ANY, ANY, ANY_SIZE, {
-        {UPTO(16 * KB), &rcoll_reduce_gather_reduce, "small vectors: one gather, the root folds "
+        {UPTO(32 * KB), &rcoll_reduce_gather_reduce, "small vectors: one gather, the root folds "
          "(one synchronization)"},
+        {UPTO(1 * MB), &rcoll_reduce_knomial, "medium vectors: a k-nomial fan-in, the root "
+         "receives k per level instead of P - 1 vectors (measured 4x1, 8x1, 2x2 over UCX tcp: "
+         "docs/tuning.md)"},
         {INF, &rcoll_reduce_reduce_scatter_gather, "larger vectors: the folding spread over all "
          "ranks, the root receives 1/P of the vectors"}}},
     {RCOLL_COLL_REDUCE_SCATTER_BLOCK, 0, 1, ANY_SIZE, {

@@ -151,6 +151,10 @@ extern const rcoll_algo_t rcoll_reduce_scatter_block_direct;
 extern const rcoll_algo_t rcoll_reduce_scatter_block_direct_read;
 extern const rcoll_algo_t rcoll_reduce_scatter_direct;
 extern const rcoll_algo_t rcoll_scan_direct;
+extern const rcoll_algo_t rcoll_scan_recursive_doubling;
+extern const rcoll_algo_t rcoll_scan_linear;
 extern const rcoll_algo_t rcoll_exscan_direct;
+extern const rcoll_algo_t rcoll_exscan_recursive_doubling;
+extern const rcoll_algo_t rcoll_exscan_linear;
 
 #endif

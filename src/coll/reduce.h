@@ -97,5 +97,13 @@ static inline const void **rcoll_reduce_strided(const void **in, const void *bas
 /* Scan and exscan's direct algorithm (scan/direct.c): the fold of the vectors of the ranks
  * below this one, and this rank's own when `inclusive`. */
 rcoll_status_t rcoll_scan_run(rcoll_args_t *a, bool inclusive, const char *coll);
+/* Their recursive doubling (scan/recursive_doubling.c): the scratch before the rank enters,
+ * the run, and where it does not apply. */
+rcoll_status_t rcoll_scan_rd_prepare(rcoll_args_t *a, const char *coll);
+rcoll_status_t rcoll_scan_rd_run(rcoll_args_t *a, bool inclusive, const char *coll);
+const char *rcoll_scan_rd_not_for(const rcoll_args_t *a);
+/* Their pipelined chain (scan/linear.c). */
+rcoll_status_t rcoll_scan_linear_prepare(rcoll_args_t *a, bool inclusive, const char *coll);
+rcoll_status_t rcoll_scan_linear_run(rcoll_args_t *a, bool inclusive, const char *coll);
 
 #endif

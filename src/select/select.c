@@ -346,12 +346,23 @@ static const row_t rows[] = {
     {RCOLL_COLL_REDUCE_SCATTER, ANY, ANY, ANY_SIZE, {
         {INF, &rcoll_reduce_scatter_direct, "one alltoallv of the blocks, each rank folds its "
          "own"}}},
+    {RCOLL_COLL_SCAN, 0, ANY, ANY_SIZE, {
+        {UPTO(32 * KB), &rcoll_scan_direct, "one node, small vectors: one alltoallv to the ranks "
+         "above, each rank folds what is below it with its own"},
+        {INF, &rcoll_scan_linear, "one node, larger vectors: a chain in parts, m in and out per "
+         "rank instead of rank r's r vectors (measured np=2, 4, 8: docs/tuning.md)"}}},
     {RCOLL_COLL_SCAN, ANY, ANY, ANY_SIZE, {
-        {INF, &rcoll_scan_direct, "one alltoallv to the ranks above, each rank folds what is "
-         "below it with its own"}}},
+        {UPTO(64 * KB), &rcoll_scan_recursive_doubling, "across nodes, small vectors: ceil(log2 P) "
+         "exchanges instead of the alltoallv's r vectors into rank r"},
+        {INF, &rcoll_scan_linear, "across nodes, larger vectors: a chain in parts"}}},
+    {RCOLL_COLL_EXSCAN, 0, ANY, ANY_SIZE, {
+        {UPTO(32 * KB), &rcoll_exscan_direct, "one node, small vectors: one alltoallv to the ranks "
+         "above, each rank folds what is below it"},
+        {INF, &rcoll_exscan_linear, "one node, larger vectors: a chain in parts"}}},
     {RCOLL_COLL_EXSCAN, ANY, ANY, ANY_SIZE, {
-        {INF, &rcoll_exscan_direct, "one alltoallv to the ranks above, each rank folds what is "
-         "below it"}}},
+        {UPTO(64 * KB), &rcoll_exscan_recursive_doubling, "across nodes, small vectors: "
+         "ceil(log2 P) exchanges"},
+        {INF, &rcoll_exscan_linear, "across nodes, larger vectors: a chain in parts"}}},
 };
 #define ROW_COUNT (sizeof rows / sizeof rows[0])
 

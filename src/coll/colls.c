@@ -41,9 +41,10 @@ static const rcoll_algo_t *const allreduce_algos[] = {
     &rcoll_allreduce_hier_multi_leader, NULL};
 static const rcoll_algo_t *const reduce_algos[] = {
     &rcoll_reduce_direct_read, &rcoll_reduce_gather_reduce, &rcoll_reduce_reduce_scatter_gather,
-    &rcoll_reduce_knomial, NULL};
+    &rcoll_reduce_knomial, &rcoll_reduce_hier, NULL};
 static const rcoll_algo_t *const reduce_scatter_block_algos[] = {
-    &rcoll_reduce_scatter_block_direct_read, &rcoll_reduce_scatter_block_direct, NULL};
+    &rcoll_reduce_scatter_block_direct_read, &rcoll_reduce_scatter_block_direct,
+    &rcoll_reduce_scatter_block_recursive_halving, NULL};
 static const rcoll_algo_t *const reduce_scatter_algos[] = {&rcoll_reduce_scatter_direct, NULL};
 static const rcoll_algo_t *const scan_algos[] = {&rcoll_scan_direct, &rcoll_scan_recursive_doubling,
                                                          &rcoll_scan_linear, NULL};

@@ -322,6 +322,11 @@ static const row_t rows[] = {
          "folds as they come), the root reads and folds, one step"},
         {INF, &rcoll_reduce_reduce_scatter_gather, "beyond the outbox: the folding spread over "
          "all ranks, the root receives 1/P of the vectors"}}},
+    {RCOLL_COLL_REDUCE, MULTI, ANY, ANY_SIZE, {
+        {UPTO(1 * MB), &rcoll_reduce_hier, "several ranks per node: one vector per node crosses "
+         "the network (measured 2x2 and 2x4 over UCX tcp: docs/tuning.md)"},
+        {INF, &rcoll_reduce_gather_reduce, "several ranks per node, large vectors: one gather "
+         "(its node-aware choice), the root folds"}}},
     {RCOLL_COLL_REDUCE, ANY, ANY, ANY_SIZE, {
         {UPTO(32 * KB), &rcoll_reduce_gather_reduce, "small vectors: one gather, the root folds "
          "(one synchronization)"},
@@ -341,8 +346,13 @@ static const row_t rows[] = {
         {INF, &rcoll_reduce_scatter_block_direct, "larger blocks: the alltoall's single copies, "
          "then each rank folds its own"}}},
     {RCOLL_COLL_REDUCE_SCATTER_BLOCK, ANY, ANY, ANY_SIZE, {
-        {INF, &rcoll_reduce_scatter_block_direct, "one alltoall of the blocks, each rank folds "
-         "its own"}}},
+        {UPTO(4 * KB), &rcoll_reduce_scatter_block_direct, "one alltoall of the blocks, each rank "
+         "folds its own"},
+        {UPTO(32 * KB), &rcoll_reduce_scatter_block_recursive_halving, "across nodes, medium "
+         "blocks: log2 P steps of half the blocks held, not P - 1 messages at once (measured 4x1 "
+         "and 8x1 over UCX tcp: docs/tuning.md)"},
+        {INF, &rcoll_reduce_scatter_block_direct, "large blocks: one alltoall of the blocks, each "
+         "block moved once"}}},
     {RCOLL_COLL_REDUCE_SCATTER, ANY, ANY, ANY_SIZE, {
         {INF, &rcoll_reduce_scatter_direct, "one alltoallv of the blocks, each rank folds its "
          "own"}}},

@@ -1553,11 +1553,13 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
         }
         s->ran_forced = 0;
         run_matrix(s);
-        /* (an algorithm folding in another order gives way under RCOLL_REPRODUCIBLE=1, and the
-         * node-aware ones on nodes of different sizes, by design) */
+        /* (an algorithm folding in another order gives way under RCOLL_REPRODUCIBLE=1, the
+         * node-aware ones on nodes of different sizes and the one-node ones across nodes, by
+         * design) */
         const rcoll_algo_t *al = rcoll_algo_find(job->coll, s->algo);
         if (s->size > 1 && !s->ran_forced &&
-            !(al && ((al->reorders && job->reproducible) || (al->composed && !even_nodes(team)))))
+            !(al && ((al->reorders && job->reproducible) || (al->composed && !even_nodes(team)) ||
+                     (al->one_node && rcoll_team_local_size(team) < s->size))))
             fail(s, NULL, "forced, the algorithm never ran (the team named only fallbacks)");
         if (job->coll == RCOLL_COLL_ALLREDUCE)
             run_bitwise(s);

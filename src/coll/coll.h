@@ -79,6 +79,9 @@ typedef struct rcoll_algo {
      * the ring's, nodes first. Under RCOLL_REPRODUCIBLE=1 it gives way to its fallback (which
      * must not reorder), as if its not_for said so. */
     bool reorders;
+    /* Runs only on a team within one node; across nodes it gives way to its fallback, as if
+     * its not_for said so. */
+    bool one_node;
     /* Runs only where it is named (RCOLL_TUNE, RCOLL_<COLL>_ALGO, rcoll_team_force_algorithm):
      * an algorithm on trial. The cost model prices it (rcoll-info --explain shows the
      * prediction) but never picks it, and calibration does not time it. */

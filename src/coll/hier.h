@@ -74,6 +74,18 @@ static inline unsigned char *rcoll_hier_node_order(const rcoll_args_t *a, const 
     return all;
 }
 
+/* not_for of the node-aware reductions (they fold each node's ranks first, then the nodes):
+ * the layout's (`why`, from one of the above), then a non-commutative operation where the
+ * nodes' ranks are not consecutive in the team. */
+static inline const char *rcoll_composed_fold_not_for(const rcoll_args_t *a, const char *why, bool commutative)
+{
+    if (why)
+        return why;
+    if (!commutative && (!a->team->hier || !a->team->hier->blocked))
+        return "a non-commutative operation on nodes whose ranks are not consecutive";
+    return NULL;
+}
+
 /* The most groups of the G-group allgather (RCOLL_ALLGATHER_GROUPS). */
 #define RCOLL_HIER_MAX_GROUPS 64
 

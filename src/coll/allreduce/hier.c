@@ -39,12 +39,7 @@ static const char *allreduce_hier_not_for(const rcoll_args_t *a)
      * RCOLL_PPN=2 and the node_arrival barrier over UCX tcp failed in a later node-aware
      * allgatherv, "read from rank 2: UCX reports the peer gone", in 3 of 6 runs; not
      * understood, see docs/reductions.md). */
-    const char *why = rcoll_composed_even_not_for(a);
-    if (why)
-        return why;
-    if (!rcoll_op_commutative(a->op) && (!a->team->hier || !a->team->hier->blocked))
-        return "a non-commutative operation on nodes whose ranks are not consecutive";
-    return NULL;
+    return rcoll_composed_fold_not_for(a, rcoll_composed_even_not_for(a), rcoll_op_commutative(a->op));
 }
 
 const rcoll_algo_t rcoll_allreduce_hier = {

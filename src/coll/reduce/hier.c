@@ -60,12 +60,7 @@ static rcoll_status_t reduce_hier(rcoll_args_t *a)
 
 static const char *reduce_hier_not_for(const rcoll_args_t *a)
 {
-    const char *why = rcoll_composed_not_for(a);
-    if (why)
-        return why;
-    if (!rcoll_op_commutative(a->op) && (!a->team->hier || !a->team->hier->blocked))
-        return "a non-commutative operation on nodes whose ranks are not consecutive";
-    return NULL;
+    return rcoll_composed_fold_not_for(a, rcoll_composed_not_for(a), rcoll_op_commutative(a->op));
 }
 
 const rcoll_algo_t rcoll_reduce_hier = {

@@ -52,6 +52,16 @@ static inline rcoll_status_t rcoll_reduce_fold_status(rcoll_args_t *a, rcoll_sta
     return st == RCOLL_OK ? st : rcoll_team_error(a->team, st, "%s: no memory for a fold", coll);
 }
 
+/* out = x op y over `bytes` of the call's elements (the flat algorithms' two-input step: x the
+ * lower ranks' part); out may be x or y. The team's error named on failure. */
+static inline rcoll_status_t rcoll_fold2(rcoll_args_t *a, const void *x, const void *y, void *out, size_t bytes,
+                                         const char *coll)
+{
+    const void *in[2] = {x, y};
+    rcoll_status_t st = rcoll_op_fold(a->op, a->dtype, in, 2, out, bytes / rcoll_dtype_size(a->dtype));
+    return rcoll_reduce_fold_status(a, st, coll);
+}
+
 /* Scratch of the reduction (slot RCOLL_TMP_REDUCE or _REDUCE2), with the team's error when
  * out of memory. */
 static inline void *rcoll_reduce_tmp(rcoll_args_t *a, int slot, size_t bytes, const char *coll)

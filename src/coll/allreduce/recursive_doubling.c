@@ -91,13 +91,6 @@ static rcoll_status_t recv(rcoll_args_t *a, rcoll_msg_proto_t pr, int peer, unsi
     return RCOLL_OK;
 }
 
-/* out = lower op higher. */
-static rcoll_status_t fold2(rcoll_args_t *a, const void *lower, const void *higher, void *out)
-{
-    const void *in[2] = {lower, higher};
-    return rcoll_reduce_fold_status(a, rcoll_op_fold(a->op, a->dtype, in, 2, out, a->count), "allreduce");
-}
-
 /* An even rank of the pairs: its vector to r + 1, the result back into its receive buffer. */
 static rcoll_status_t idle_rank(rcoll_args_t *a, const rd_plan_t *p, rcoll_msg_proto_t pr)
 {
@@ -131,7 +124,7 @@ static rcoll_status_t allreduce_rd(rcoll_args_t *a)
         if ((st = recv(a, pr, a->rank - 1, 0, 0, &in)) != RCOLL_OK)
             return st;
         void *out = p.rounds ? (void *)(tmp + out_slot * m) : a->recvbuf;
-        if ((st = fold2(a, in, cur, out)) != RCOLL_OK)
+        if ((st = rcoll_fold2(a, in, cur, out, a->bytes, "allreduce")) != RCOLL_OK)
             return st;
         cur = out;
     }
@@ -142,7 +135,8 @@ static rcoll_status_t allreduce_rd(rcoll_args_t *a)
             (st = recv(a, pr, partner, step, step, &in)) != RCOLL_OK)
             return st;
         void *out = k == p.rounds - 1 ? a->recvbuf : (void *)(tmp + (out_slot + (size_t)k + 1) * m);
-        st = vpartner > p.vrank ? fold2(a, cur, in, out) : fold2(a, in, cur, out);
+        bool below = vpartner > p.vrank; /* this rank's group is the lower */
+        st = rcoll_fold2(a, below ? cur : in, below ? in : cur, out, a->bytes, "allreduce");
         if (st != RCOLL_OK)
             return st;
         cur = out;

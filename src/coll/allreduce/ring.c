@@ -80,7 +80,6 @@ static rcoll_status_t reduce_scatter(rcoll_args_t *a, rcoll_msg_proto_t pr)
     int P = a->size, r = a->rank;
     const unsigned char *own = a->sendbuf;
     unsigned char *res = a->recvbuf;
-    size_t es = rcoll_dtype_size(a->dtype);
     for (int j = 0; j < P - 1; j++) {
         int s = (r - j + P) % P, c = (r - j - 1 + 2 * P) % P;
         const unsigned char *at;
@@ -90,10 +89,8 @@ static rcoll_status_t reduce_scatter(rcoll_args_t *a, rcoll_msg_proto_t pr)
         if (st != RCOLL_OK)
             return st;
         size_t off = slice_off(a, c);
-        const void *in[2] = {at ? at : res + off, own + off};
-        st = rcoll_op_fold(a->op, a->dtype, in, 2, res + off, slice_len(a, c) / es);
-        if (st != RCOLL_OK)
-            return rcoll_reduce_fold_status(a, st, "allreduce");
+        if ((st = rcoll_fold2(a, at ? at : res + off, own + off, res + off, slice_len(a, c), "allreduce")) != RCOLL_OK)
+            return st;
     }
     return RCOLL_OK;
 }

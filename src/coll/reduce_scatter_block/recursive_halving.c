@@ -111,13 +111,6 @@ static rcoll_status_t recv_part(rcoll_args_t *a, const rh_t *p, int peer, unsign
     return RCOLL_OK;
 }
 
-static rcoll_status_t fold2(rcoll_args_t *a, const void *x, const void *y, void *out, size_t len)
-{
-    const void *in[2] = {x, y};
-    rcoll_status_t st = rcoll_op_fold(a->op, a->dtype, in, 2, out, len / rcoll_dtype_size(a->dtype));
-    return rcoll_reduce_fold_status(a, st, "reduce_scatter_block");
-}
-
 /* An even rank of the pairs: its vector to r + 1, its block back into its receive buffer. */
 static rcoll_status_t idle_rank(rcoll_args_t *a, const rh_t *p)
 {
@@ -144,7 +137,7 @@ static rcoll_status_t rsb_rh(rcoll_args_t *a)
         cur = memcpy(acc, a->sendbuf, p.total);
     if (a->rank < 2 * p.rem) { /* fold in the even neighbour's vector */
         if ((st = recv_part(a, &p, a->rank - 1, 0, 0, p.total, &in)) != RCOLL_OK ||
-            (st = fold2(a, in, cur, acc, p.total)) != RCOLL_OK)
+            (st = rcoll_fold2(a, in, cur, acc, p.total, "reduce_scatter_block")) != RCOLL_OK)
             return st;
         cur = acc;
     }
@@ -155,7 +148,7 @@ static rcoll_status_t rsb_rh(rcoll_args_t *a)
         if ((st = rcoll_msg_put(a, real_rank(&p, w), (unsigned)s + 1, proto(a, &p, out_len),
                                 cur + range_off(&p, wlo), out_len, wslot)) != RCOLL_OK ||
             (st = recv_part(a, &p, real_rank(&p, w), (unsigned)s + 1, slot, in_len, &in)) != RCOLL_OK ||
-            (st = fold2(a, cur + off, in, acc + off, in_len)) != RCOLL_OK)
+            (st = rcoll_fold2(a, cur + off, in, acc + off, in_len, "reduce_scatter_block")) != RCOLL_OK)
             return st;
         cur = acc;
     }

@@ -58,7 +58,7 @@ rcoll_status_t rcoll_scan_linear_prepare(rcoll_args_t *a, bool inclusive, const 
 rcoll_status_t rcoll_scan_linear_run(rcoll_args_t *a, bool inclusive, const char *coll)
 {
     int P = a->size, r = a->rank;
-    size_t es = rcoll_dtype_size(a->dtype), part = part_bytes(a), m = a->bytes;
+    size_t part = part_bytes(a), m = a->bytes;
     rcoll_msg_proto_t pr = rcoll_msg_proto(a, part_len(m, 0, part), m, false);
     const unsigned char *own = a->sendbuf;
     unsigned char *res = a->recvbuf, *out = inclusive ? res : a->tmp; /* what goes on to r + 1 */
@@ -73,10 +73,8 @@ rcoll_status_t rcoll_scan_linear_run(rcoll_args_t *a, bool inclusive, const char
                 return st;
             rcoll_msg_copy_out(a, r - 1, pr, off, res + off, len); /* the prefix below: in place */
             if (r < P - 1 || inclusive) {
-                const void *in[2] = {res + off, own + off};
-                st = rcoll_op_fold(a->op, a->dtype, in, 2, out + off, len / es);
-                if (st != RCOLL_OK)
-                    return rcoll_reduce_fold_status(a, st, coll);
+                if ((st = rcoll_fold2(a, res + off, own + off, out + off, len, coll)) != RCOLL_OK)
+                    return st;
             }
             send = out + off;
         } else if (inclusive && res != own) {

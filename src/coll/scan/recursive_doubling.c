@@ -33,13 +33,6 @@ rcoll_status_t rcoll_scan_rd_prepare(rcoll_args_t *a, const char *coll)
     return RCOLL_OK;
 }
 
-/* out = lower op higher. */
-static rcoll_status_t fold2(rcoll_args_t *a, const void *lower, const void *higher, void *out, const char *coll)
-{
-    const void *in[2] = {lower, higher};
-    return rcoll_reduce_fold_status(a, rcoll_op_fold(a->op, a->dtype, in, 2, out, a->count), coll);
-}
-
 /* One exchange with `partner` at step k: where its group's vector sits. */
 static rcoll_status_t exchange(rcoll_args_t *a, rcoll_msg_proto_t pr, int partner, int k, const void *group,
                                const unsigned char **in)
@@ -77,7 +70,7 @@ rcoll_status_t rcoll_scan_rd_run(rcoll_args_t *a, bool inclusive, const char *co
             return st;
         void *next = tmp + ((size_t)steps + (size_t)k) * m;
         bool lower = partner < r;
-        if ((st = lower ? fold2(a, in, group, next, coll) : fold2(a, group, in, next, coll)) != RCOLL_OK)
+        if ((st = rcoll_fold2(a, lower ? in : group, lower ? group : in, next, a->bytes, coll)) != RCOLL_OK)
             return st;
         group = next;
         if (!lower)
@@ -86,7 +79,7 @@ rcoll_status_t rcoll_scan_rd_run(rcoll_args_t *a, bool inclusive, const char *co
             result = in;
             continue;
         }
-        if ((st = fold2(a, in, result, a->recvbuf, coll)) != RCOLL_OK) /* never sent: in place */
+        if ((st = rcoll_fold2(a, in, result, a->recvbuf, a->bytes, coll)) != RCOLL_OK) /* never sent: in place */
             return st;
         result = a->recvbuf;
     }

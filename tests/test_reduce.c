@@ -640,7 +640,8 @@ static bool forced_or_fallback(rcoll_coll_t coll, const char *algo, const char *
 {
     if (!strcmp(ran, "trivial"))
         return true;
-    for (const rcoll_algo_t *a = rcoll_algo_find(coll, algo); a; a = a->not_for ? a->fallback : NULL)
+    for (const rcoll_algo_t *a = rcoll_algo_find(coll, algo); a;
+         a = a->not_for || a->reorders || a->one_node ? a->fallback : NULL) /* as rcoll_fallback */
         if (!strcmp(ran, a->name))
             return true;
     return false;

@@ -641,7 +641,7 @@ static bool forced_or_fallback(rcoll_coll_t coll, const char *algo, const char *
     if (!strcmp(ran, "trivial"))
         return true;
     for (const rcoll_algo_t *a = rcoll_algo_find(coll, algo); a;
-         a = a->not_for || a->reorders || a->one_node ? a->fallback : NULL) /* as rcoll_fallback */
+         a = a->not_for || a->reorders ? a->fallback : NULL) /* as rcoll_fallback */
         if (!strcmp(ran, a->name))
             return true;
     return false;
@@ -1555,12 +1555,10 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
         s->ran_forced = 0;
         run_matrix(s);
         /* (an algorithm folding in another order gives way under RCOLL_REPRODUCIBLE=1, the
-         * node-aware ones on nodes of different sizes and the one-node ones across nodes, by
-         * design) */
+         * node-aware ones on nodes of different sizes, by design) */
         const rcoll_algo_t *al = rcoll_algo_find(job->coll, s->algo);
         if (s->size > 1 && !s->ran_forced &&
-            !(al && ((al->reorders && job->reproducible) || (al->composed && !even_nodes(team)) ||
-                     (al->one_node && rcoll_team_local_size(team) < s->size))))
+            !(al && ((al->reorders && job->reproducible) || (al->composed && !even_nodes(team)))))
             fail(s, NULL, "forced, the algorithm never ran (the team named only fallbacks)");
         if (job->coll == RCOLL_COLL_ALLREDUCE)
             run_bitwise(s);

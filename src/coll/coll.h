@@ -79,9 +79,6 @@ typedef struct rcoll_algo {
      * the ring's, nodes first. Under RCOLL_REPRODUCIBLE=1 it gives way to its fallback (which
      * must not reorder), as if its not_for said so. */
     bool reorders;
-    /* Runs only on a team within one node; across nodes it gives way to its fallback, as if
-     * its not_for said so. */
-    bool one_node;
     /* Runs only where it is named (RCOLL_TUNE, RCOLL_<COLL>_ALGO, rcoll_team_force_algorithm):
      * an algorithm on trial. The cost model prices it (rcoll-info --explain shows the
      * prediction) but never picks it, and calibration does not time it. */
@@ -155,6 +152,7 @@ extern const rcoll_algo_t rcoll_reduce_scatter_block_direct;
 extern const rcoll_algo_t rcoll_reduce_scatter_block_direct_read;
 extern const rcoll_algo_t rcoll_reduce_scatter_block_recursive_halving;
 extern const rcoll_algo_t rcoll_reduce_scatter_direct;
+extern const rcoll_algo_t rcoll_reduce_scatter_recursive_halving;
 extern const rcoll_algo_t rcoll_scan_direct;
 extern const rcoll_algo_t rcoll_scan_recursive_doubling;
 extern const rcoll_algo_t rcoll_scan_linear;

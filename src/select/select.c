@@ -593,10 +593,9 @@ const rcoll_algo_t *rcoll_fallback(const rcoll_algo_t *a, const rcoll_args_t *ar
                                    const char **why_not)
 {
     *why_not = NULL;
-    for (int hops = 0; (a->not_for || a->reorders || a->one_node) && hops < 4; hops++) { /* no cycle */
+    for (int hops = 0; (a->not_for || a->reorders) && hops < 4; hops++) { /* no cycle */
         const char *why = a->reorders && args->team->ctx->cfg.reproducible
                               ? "RCOLL_REPRODUCIBLE=1 (it folds in another order than the ranks' one)"
-                          : a->one_node && args->team->node_count > 1 ? "a team across nodes"
                           : a->not_for                                 ? a->not_for(args)
                                                                        : NULL;
         if (!why)
@@ -680,7 +679,7 @@ int rcoll_select_check_tables(char *err, size_t len)
                 return table_error(err, len, "an algorithm of another collective or incomplete", a->name);
             if (rcoll_coll_algo_index(c, a->name) != i)
                 return table_error(err, len, "an algorithm name twice", a->name);
-            for (int hops = 0; f->not_for || f->reorders || f->one_node; hops++, f = f->fallback)
+            for (int hops = 0; f->not_for || f->reorders; hops++, f = f->fallback)
                 if (!f->fallback || f->fallback->coll != c->coll || !f->limits || hops == 4)
                     return table_error(err, len, "not_for without a fallback of its collective, its "
                                        "limits, or in a cycle", a->name);

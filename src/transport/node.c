@@ -72,7 +72,10 @@ typedef struct {
 _Static_assert(sizeof(advert_block_t) <= RCOLL_NET_POLL_MAX, "an advertisement is polled whole");
 
 /* Lines of mine that a rank on another node raises for me: it cannot make me poll its own. */
-enum { VIEW_RELEASE = 0, VIEW_FIN = 1, VIEW_HELLO = 2, VIEW_LINES = 3 };
+/* VIEW_READ: the last collective in which the source read my outbox (a publication too large
+ * to push), raised by the source as it leaves -- my wait for my readers (net_wait_readers) needs
+ * no read of theirs, which a reader gone back into native MPI would never serve. */
+enum { VIEW_RELEASE = 0, VIEW_FIN = 1, VIEW_HELLO = 2, VIEW_READ = 3, VIEW_LINES = 4 };
 
 /* A publication of a rank on another node, pushed whole (with the news) when it fits: then
  * nobody has to read the publisher's outbox, which over UCX's tcp only the publisher's own
@@ -91,6 +94,10 @@ typedef struct {
     advert_block_t *adv_seen; /* per team rank on another node: its last advertisement read */
     uint64_t pulled_seq;      /* the last collective in which ranks on other nodes read my outbox */
     uint64_t *heard;          /* per team rank on another node: the last collective it was heard in */
+    uint64_t *pulled_from;    /* ... the last collective in which I read its outbox */
+    uint64_t read_any;        /* the last collective in which I read an outbox on another node */
+    uint64_t pub_seq[2];      /* per parity: the call of my last publication (0: none yet) */
+    int pub_reader[2];        /* ... and its readers (tl->pull_reader then) */
     unsigned char *seg;
     size_t seg_bytes;
     size_t area_bytes;
@@ -514,16 +521,34 @@ static rcoll_status_t shm_enter(rcoll_tl_t *tl, uint64_t seq, void *user_addr, s
 }
 
 static rcoll_status_t net_wait_done(shm_tl_t *s, int peer, uint64_t need);
+static rcoll_status_t net_wait_read(shm_tl_t *s, int peer, uint64_t seq);
+static bool net_reads(int readers, int peer);
 
-/* Ranks on other nodes read my outbox with requests I must serve (over UCX's tcp my worker
- * answers them): I stay until every one of them has finished the collective. */
+/* Ranks on other nodes read my outbox with requests that I must serve (over UCX's tcp my worker
+ * answers them): I stay until each of them has said, by a write into my VIEW_READ line as it
+ * left, that it read it -- every rank on another node, or the call's only reader where the
+ * algorithm named one or none (tl->pull_reader). Their word is not read: a reader that
+ * has left for native MPI (or for computing) would never serve the read. Its word comes after
+ * its done word: its slots are free for collective seq + 2 as well. */
 static rcoll_status_t net_wait_readers(shm_tl_t *s, uint64_t seq)
 {
-    rcoll_status_t st = RCOLL_OK;
-    for (int peer = 0; st == RCOLL_OK && peer < s->v->size; peer++)
-        if (is_remote(s, peer) && s->peer_done_seen[peer] < seq)
-            st = net_wait_done(s, peer, seq);
-    return st;
+    for (int peer = 0; peer < s->v->size; peer++) {
+        if (!is_remote(s, peer) || !net_reads(s->base.pull_reader, peer) || s->peer_done_seen[peer] >= seq)
+            continue;
+        rcoll_status_t st = net_wait_read(s, peer, seq);
+        if (st != RCOLL_OK)
+            return st;
+    }
+    return RCOLL_OK;
+}
+
+/* As I leave: each rank on another node whose outbox I read in this call is told so (not one
+ * whose process is gone: a write to it would only fail, and replace the call's own error). */
+static void net_tell_read(shm_tl_t *s, uint64_t seq)
+{
+    for (int peer = 0; peer < s->v->size; peer++)
+        if (is_remote(s, peer) && s->pulled_from[peer] == seq && !peer_gone(s, peer))
+            net_post(s, peer, view_off(s, s->v->rank, VIEW_READ), seq, NULL, 0, false);
 }
 
 static rcoll_status_t shm_leave(rcoll_tl_t *tl, uint64_t seq)
@@ -531,8 +556,11 @@ static rcoll_status_t shm_leave(rcoll_tl_t *tl, uint64_t seq)
     shm_tl_t *s = (shm_tl_t *)tl;
     rcoll_status_t st = s->net ? rcoll_net_quiet(s->net) : RCOLL_OK;
     rcoll_line_post(&head_of(s, s->v->rank)->done, seq);
+    if (s->net && s->read_any == seq)
+        net_tell_read(s, seq);
     if (s->net && s->pulled_seq == seq && st == RCOLL_OK)
         st = net_wait_readers(s, seq);
+    s->base.pull_reader = RCOLL_PULL_EVERY;
     if (s->net)
         rcoll_net_release_registrations(s->net);
     return st;
@@ -808,15 +836,42 @@ static rcoll_status_t shm_get_user(rcoll_tl_t *tl, int peer, uint64_t seq, void 
     return len ? cma_copy(s, peer, dst, pl.addr + remote_offset, len, false) : RCOLL_OK;
 }
 
-/* My outbox of parity seq&1 is free once every peer has finished collective seq-2. */
+/* Has a rank on another node said it read my outbox in collective `seq` or later? */
+static rcoll_status_t net_wait_read(shm_tl_t *s, int peer, uint64_t seq)
+{
+    rcoll_status_t st = wait_line(s, view_line(s, peer, VIEW_READ), seq, peer);
+    if (st == RCOLL_OK && s->peer_done_seen[peer] < seq) /* it says so as it leaves */
+        s->peer_done_seen[peer] = seq;
+    return st;
+}
+
+/* Is `peer`, on another node, among the readers `readers` (tl->pull_reader) of a publication? */
+static bool net_reads(int readers, int peer)
+{
+    return readers == RCOLL_PULL_EVERY || readers == peer;
+}
+
+/* My outbox of parity seq&1 is free once every local peer has finished collective seq-2, and my
+ * pushed blocks of that parity at ranks on other nodes once those that read my last publication
+ * of that parity (and only they) have said so (net_tell_read): a rank on another node that read
+ * nothing of it may have left for native MPI, where a read of its done word would never be
+ * served (reduce: a rank that is not the root waits for nobody). */
 static rcoll_status_t wait_outbox_free(shm_tl_t *s, uint64_t seq)
 {
+    uint64_t last = s->pub_seq[seq & 1];
+    int readers = s->pub_reader[seq & 1];
+    s->pub_seq[seq & 1] = seq;
+    s->pub_reader[seq & 1] = s->base.pull_reader;
     int n = s->net ? s->v->size : s->v->local_size;
     for (int i = 0; i < n; i++) {
         int peer = s->net ? i : s->v->local_ranks[i];
+        rcoll_status_t st = RCOLL_OK;
         if (peer == s->v->rank)
             continue;
-        rcoll_status_t st = wait_slots_free(s, peer, seq);
+        if (!is_remote(s, peer))
+            st = wait_slots_free(s, peer, seq);
+        else if (last && net_reads(readers, peer) && s->peer_done_seen[peer] < last)
+            st = net_wait_read(s, peer, last);
         if (st != RCOLL_OK)
             return st;
     }
@@ -891,6 +946,7 @@ static rcoll_status_t shm_get(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst,
     shm_tl_t *s = (shm_tl_t *)tl;
     if (is_remote(s, peer)) {
         pushed_block_t *b = pushed_block(s, peer, seq);
+        s->pulled_from[peer] = s->read_any = seq; /* it waits for my word (shm_leave) */
         if (rcoll_line_reached(&b->line, seq) && b->line.len <= PUSHED_MAX) {
             memcpy(dst, (b->line.len <= RCOLL_INLINE_MAX ? b->line.payload : b->data) + offset, len);
             return RCOLL_OK;
@@ -1194,7 +1250,8 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
         s->sent_bytes = s->sent_seq ? s->sent_seq + t->size : NULL;
         if (t->node_count > 1) {
             s->adv_seen = calloc((size_t)t->size, sizeof *s->adv_seen);
-            s->heard = calloc((size_t)t->size, sizeof *s->heard);
+            s->heard = calloc(2 * (size_t)t->size, sizeof *s->heard);
+            s->pulled_from = s->heard ? s->heard + t->size : NULL;
         }
     }
     int err = (!s || !offers || !s->area || !s->peer_done_seen || !s->bounce_sent || !s->sent_seq ||
@@ -1205,6 +1262,7 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
     if (s) {
         s->base.ops = &shm_ops;
         s->base.wait = t->wait;
+        s->base.pull_reader = s->pub_reader[0] = s->pub_reader[1] = RCOLL_PULL_EVERY;
         s->v = t;
         s->my_index = t->local_rank;
         s->cma_probe = SHM_MAGIC;

@@ -97,6 +97,8 @@ typedef struct {
     void (*destroy)(rcoll_tl_t *tl);
 } rcoll_tl_ops_t;
 
+enum { RCOLL_PULL_EVERY = -1, RCOLL_PULL_SIGNALLED = -2 };
+
 struct rcoll_tl {
     const rcoll_tl_ops_t *ops;
     size_t inbox_bytes;   /* usable bytes of one inbox, and of one outbox */
@@ -106,6 +108,12 @@ struct rcoll_tl {
     uint64_t truncated;   /* the last call in which a single copy was cut at the end of what */
     int truncated_peer;   /* ... this peer advertised (its sizes differ from mine) */
     uint64_t block_slice_ns; /* the longest sleep the team's wait policy should take (0: its own) */
+    /* Who reads this call's publication, for a publisher whose readers on other nodes read its
+     * outbox and which therefore waits for their word as it leaves: RCOLL_PULL_EVERY (every
+     * rank), one rank (reduce's root), or RCOLL_PULL_SIGNALLED (each reader signals the
+     * publisher after its read, in the same call: nothing more to wait for). Set by the
+     * algorithm before it publishes; back to RCOLL_PULL_EVERY as the rank leaves. */
+    int pull_reader;
     /* The nonblocking engine's board (transport/board.h): a team on one node whose ranks may
      * read and write each other's memory; NULL otherwise. */
     struct rcoll_board *board;

@@ -101,6 +101,7 @@ static rcoll_status_t publish_displs(rcoll_args_t *a, const agv_t *v)
                                 "displacements do not fit the outbox (RCOLL_INBOX_BYTES)", a->size);
     if (!zcopy_to(a, v, a->rank))
         return RCOLL_OK;
+    a->tl->pull_reader = RCOLL_PULL_SIGNALLED; /* a reader's block follows its read */
     return a->tl->ops->publish(a->tl, a->seq, a->rdispls, len);
 }
 

@@ -47,7 +47,6 @@ const rcoll_algo_t rcoll_allreduce_direct_read = {
     .run = allreduce_direct_read,
     .prepare = prepare,
     .not_for = not_for,
-    .one_node = true, /* docs/reductions.md, "Known problems" */
     .fallback = &rcoll_allreduce_reduce_scatter_allgather,
-    .limits = "one node; vectors of at most RCOLL_INBOX_BYTES (one publication in the outbox)",
+    .limits = "vectors of at most RCOLL_INBOX_BYTES (one publication in the outbox)",
 };

@@ -45,9 +45,8 @@ const rcoll_algo_t rcoll_allreduce_knomial = {
     .run = allreduce_knomial,
     .prepare = prepare,
     .not_for = not_for,
-    .one_node = true, /* docs/reductions.md, "Known problems" */
     .reorders = true,
     .fallback = &rcoll_allreduce_reduce_scatter_allgather,
-    .limits = "one node; vectors of at most RCOLL_INBOX_BYTES (one publication in the outbox); "
+    .limits = "vectors of at most RCOLL_INBOX_BYTES (one publication in the outbox); "
               "not with RCOLL_REPRODUCIBLE=1",
 };

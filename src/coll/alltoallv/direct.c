@@ -99,6 +99,7 @@ static rcoll_status_t alltoallv_direct(rcoll_args_t *a)
     s.send = v_send;
     s.finish = v_finish;
     if (mark_pairs(&s)) {
+        a->tl->pull_reader = RCOLL_PULL_SIGNALLED; /* a reader's block follows its read */
         rcoll_status_t st = a->tl->ops->publish(a->tl, a->seq, a->rdispls,
                                                 (size_t)a->size * sizeof(size_t));
         if (st != RCOLL_OK)

@@ -17,9 +17,11 @@
 
 static rcoll_status_t reduce_direct_read(rcoll_args_t *a)
 {
-    if (a->rank != a->root)
+    if (a->rank != a->root) {
+        a->tl->pull_reader = a->root; /* the others read nothing */
         return rcoll_staged(a) ? rcoll_staged_send(a, false)
                                : a->tl->ops->publish(a->tl, a->seq, a->sendbuf, a->bytes);
+    }
     if (rcoll_staged(a))
         return rcoll_staged_fold(a, "reduce");
     rcoll_status_t st = rcoll_read_published(a, 0, a->bytes, a->sendbuf);

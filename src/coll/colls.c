@@ -45,7 +45,8 @@ static const rcoll_algo_t *const reduce_algos[] = {
 static const rcoll_algo_t *const reduce_scatter_block_algos[] = {
     &rcoll_reduce_scatter_block_direct_read, &rcoll_reduce_scatter_block_direct,
     &rcoll_reduce_scatter_block_recursive_halving, NULL};
-static const rcoll_algo_t *const reduce_scatter_algos[] = {&rcoll_reduce_scatter_direct, NULL};
+static const rcoll_algo_t *const reduce_scatter_algos[] = {&rcoll_reduce_scatter_direct,
+    &rcoll_reduce_scatter_recursive_halving, NULL};
 static const rcoll_algo_t *const scan_algos[] = {&rcoll_scan_direct, &rcoll_scan_recursive_doubling,
                                                          &rcoll_scan_linear, NULL};
 static const rcoll_algo_t *const exscan_algos[] = {&rcoll_exscan_direct, &rcoll_exscan_recursive_doubling,

@@ -353,6 +353,12 @@ static const row_t rows[] = {
          "and 8x1 over UCX tcp: docs/tuning.md)"},
         {INF, &rcoll_reduce_scatter_block_direct, "large blocks: one alltoall of the blocks, each "
          "block moved once"}}},
+    {RCOLL_COLL_REDUCE_SCATTER, 1, ANY, ANY_SIZE, {
+        {UPTO(64 * KB), &rcoll_reduce_scatter_recursive_halving, "across nodes, small and medium "
+         "blocks: log2 P steps of the blocks held, not P - 1 messages at once (measured 4x1, 8x1 "
+         "and 2x2 over UCX tcp: docs/tuning.md)"},
+        {INF, &rcoll_reduce_scatter_direct, "large blocks: one alltoallv of the blocks, each "
+         "block moved once"}}},
     {RCOLL_COLL_REDUCE_SCATTER, ANY, ANY, ANY_SIZE, {
         {INF, &rcoll_reduce_scatter_direct, "one alltoallv of the blocks, each rank folds its "
          "own"}}},

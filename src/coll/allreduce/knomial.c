@@ -4,7 +4,9 @@
  * its children's partials, each in its own slot, with its own vector and sends the result up);
  * (2) the release: rank 0 publishes the result once (transport publish, in its published line
  * when tiny) and every rank reads it as soon as its published word is up -- one step, no
- * forwarding down a tree.
+ * forwarding down a tree. Pipelined from 64 KB where ranks do not share cores (the fan-in in
+ * parts of 16 KB, coll/reduce_tree.h): rank 0 stages each part of the result as soon as it is
+ * folded and signals it, and every rank reads it while the next part comes up.
  * Bytes per rank: m up, m read; at most k ceil(log_{k+1} P) vectors in and folded per rank.
  * Fold order: rank order, bracketed as the tree (the same bits on every rank: rank 0 computes
  * them, the others copy): RCOLL_REPRODUCIBLE=1 excludes it.
@@ -13,11 +15,45 @@
  * reduce_scatter_allgather. */
 #include "coll/reduce_tree.h"
 
+/* Rank 0, pipelined: part `step` of the result is final: staged in the outbox and signalled to
+ * every rank, which reads it while the next part comes up the tree. */
+static rcoll_status_t release_part(rcoll_args_t *a, unsigned step, size_t off, size_t len)
+{
+    rcoll_status_t st = a->tl->ops->stage(a->tl, a->seq, (const char *)a->recvbuf + off, len, off,
+                                          a->bytes);
+    for (int r = 1; st == RCOLL_OK && r < a->size; r++)
+        a->tl->ops->signal(a->tl, r, a->seq, step);
+    return st;
+}
+
+static rcoll_status_t read_parts(rcoll_args_t *a, size_t part)
+{
+    unsigned step = 0;
+    for (size_t off = 0; off < a->bytes; off += part, step++) {
+        size_t len = a->bytes - off < part ? a->bytes - off : part;
+        rcoll_event_t ev = rcoll_ev_signal(0, a->seq, step);
+        rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
+        if (st != RCOLL_OK)
+            return st;
+        if (off == 0) { /* the publication's length is set before its first part */
+            rcoll_event_t pub = rcoll_ev_published(0, a->seq);
+            rcoll_check_len(a, &pub, a->bytes);
+        }
+        if ((st = a->tl->ops->get(a->tl, 0, a->seq, (char *)a->recvbuf + off, len, off)) != RCOLL_OK)
+            return st;
+    }
+    return RCOLL_OK;
+}
+
 static rcoll_status_t allreduce_knomial(rcoll_args_t *a)
 {
-    rcoll_status_t st = rcoll_fanin(a, a->recvbuf, "allreduce");
-    if (st != RCOLL_OK)
+    size_t part = rcoll_fanin_part(a);
+    bool parts = part < a->bytes;
+    rcoll_status_t st = rcoll_fanin_parts(a, a->recvbuf, "allreduce", parts ? release_part : NULL);
+    if (st != RCOLL_OK || (parts && a->rank == 0))
         return st;
+    if (parts)
+        return read_parts(a, part);
     if (a->rank == 0)
         return a->tl->ops->publish(a->tl, a->seq, a->recvbuf, a->bytes);
     rcoll_event_t ev = rcoll_ev_published(0, a->seq);

@@ -153,6 +153,8 @@ extern const rcoll_algo_t rcoll_reduce_scatter_block_direct_read;
 extern const rcoll_algo_t rcoll_reduce_scatter_block_recursive_halving;
 extern const rcoll_algo_t rcoll_reduce_scatter_direct;
 extern const rcoll_algo_t rcoll_reduce_scatter_recursive_halving;
+extern const rcoll_algo_t rcoll_reduce_scatter_pairwise;
+extern const rcoll_algo_t rcoll_reduce_scatter_block_pairwise;
 extern const rcoll_algo_t rcoll_scan_direct;
 extern const rcoll_algo_t rcoll_scan_recursive_doubling;
 extern const rcoll_algo_t rcoll_scan_linear;

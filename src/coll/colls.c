@@ -44,9 +44,9 @@ static const rcoll_algo_t *const reduce_algos[] = {
     &rcoll_reduce_knomial, &rcoll_reduce_hier, NULL};
 static const rcoll_algo_t *const reduce_scatter_block_algos[] = {
     &rcoll_reduce_scatter_block_direct_read, &rcoll_reduce_scatter_block_direct,
-    &rcoll_reduce_scatter_block_recursive_halving, NULL};
+    &rcoll_reduce_scatter_block_recursive_halving, &rcoll_reduce_scatter_block_pairwise, NULL};
 static const rcoll_algo_t *const reduce_scatter_algos[] = {&rcoll_reduce_scatter_direct,
-    &rcoll_reduce_scatter_recursive_halving, NULL};
+    &rcoll_reduce_scatter_recursive_halving, &rcoll_reduce_scatter_pairwise, NULL};
 static const rcoll_algo_t *const scan_algos[] = {&rcoll_scan_direct, &rcoll_scan_recursive_doubling,
                                                          &rcoll_scan_linear, NULL};
 static const rcoll_algo_t *const exscan_algos[] = {&rcoll_exscan_direct, &rcoll_exscan_recursive_doubling,

@@ -151,7 +151,8 @@ rcoll_status_t rcoll_halving_run(rcoll_args_t *a, const char *coll, bool counts)
             return st;
         cur = acc;
     }
-    memcpy(a->recvbuf, cur + block_off(&p, (size_t)a->rank), block_len(&p, a->rank));
+    if (block_len(&p, a->rank)) /* (a receive buffer for no elements may be NULL) */
+        memcpy(a->recvbuf, cur + block_off(&p, (size_t)a->rank), block_len(&p, a->rank));
     if (a->rank < 2 * p.rem) { /* the even neighbour's block, into its receive buffer */
         size_t len = block_len(&p, a->rank - 1);
         return rcoll_msg_put(a, a->rank - 1, (unsigned)p.steps + 1, proto(a, &p, len),

@@ -2,9 +2,10 @@
 # rcoll-bench's arrival skew (--mif, --late-frac/--late-us): at np=4 under Open MPI, every
 # iteration's data checked (-c) for native, rcoll and the fixed-order Direct baseline, and the
 # JSON fields checked: with --late-frac 0.5 --late-us 400 exactly 2 of the 4 ranks are late in
-# every iteration, so the mean injected delay is 200 us, the Max column's floor (the wait for
-# the last arrival) is about 400 us on the ranks that are not late (at least 200 is checked:
-# no wall-clock bound above, a loaded machine only makes it longer), and no time is below it;
+# every iteration, so the mean injected delay is 200 us, the Max column's floor (per rank the
+# mean wait for the last arrival, the largest over ranks) is at least 213 us nominal (150 is
+# checked: no wall-clock bound above, a loaded machine only makes it longer), and no time is
+# below it;
 # then --mif 8 alone (delays from 0 to 8 message times). Usage: check_bench_skew.sh BUILD_DIR
 set -eu
 BUILD=$(cd "$1" && pwd)
@@ -37,8 +38,13 @@ for r in late:
         continue
     if abs(r["delay_us"] - 200.0) > 1e-6 or r["late_us"] != 400 or r["late_frac"] != 0.5:
         bad.append(f"{what}: delay_us {r['delay_us']} (expected 200 exactly)")
-    if r["floor_us"] < 200: # 400 us nominal; no upper bound: a loaded machine only adds
-        bad.append(f"{what}: floor_us {r['floor_us']} (expected about 400)")
+    # The late ranks are drawn afresh every iteration, so a rank's floor is 400 us times the
+    # share of iterations it was on time; the largest over ranks is at least 8/15 of 400 (30
+    # late draws over 4 ranks: one was late at most 7 times), 213 us nominal. A run measured
+    # 198 once: 150 leaves room for the clocks' jitter and still finds a floor that is not
+    # measured. No upper bound: a loaded machine only adds.
+    if r["floor_us"] < 150:
+        bad.append(f"{what}: floor_us {r['floor_us']} (expected at least 213 nominal)")
     if r["max_us"] + 1 < r["floor_us"]:
         bad.append(f"{what}: max_us {r['max_us']} below its floor {r['floor_us']}")
     if r["after_last_us"] < -50:

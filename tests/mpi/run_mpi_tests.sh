@@ -8,10 +8,10 @@
 # speed budget. The times given below are several times a run's time on the quiet 2-core
 # machine, and RCOLL_TEST_TIMEOUT_SCALE (default 4) multiplies them all, so a machine loaded
 # by other work does not fail a correct run (throughput is measured by rcoll-bench instead).
-# RCOLL_MPI_FORCED_FLAVORS (default "ompi mpich"): the MPIs under which every algorithm is also
-# forced once through the drop-in (the sanitizer pass of scripts/test.sh keeps Open MPI's);
-# RCOLL_MPI_FORCED_REDS=0 leaves the reductions out of that (the sanitizer pass: its C API
-# matrix forces every reduction algorithm already, and the suite's time is tight).
+# RCOLL_MPI_FORCED_FLAVORS (default "ompi mpich"; "none": neither): the MPIs under which every
+# algorithm is also forced once through the drop-in (the sanitizer pass of scripts/test.sh runs
+# none: its C API matrices force every algorithm under the sanitizers already, and the suite's
+# time is tight); RCOLL_MPI_FORCED_REDS=0 leaves the reductions out of that.
 set -u
 
 if [ $# -ne 1 ] || [ ! -d "$1" ]; then

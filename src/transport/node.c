@@ -72,9 +72,10 @@ typedef struct {
 _Static_assert(sizeof(advert_block_t) <= RCOLL_NET_POLL_MAX, "an advertisement is polled whole");
 
 /* Lines of mine that a rank on another node raises for me: it cannot make me poll its own. */
-/* VIEW_READ: the last collective in which the source read my outbox (a publication too large
- * to push), raised by the source as it leaves -- my wait for my readers (net_wait_readers) needs
- * no read of theirs, which a reader gone back into native MPI would never serve. */
+/* VIEW_READ: the last collective in which the source read my publication (from my outbox, or
+ * the copy pushed to it), raised by the source as it leaves -- my waits for my readers
+ * (net_wait_readers, wait_outbox_free) need no read of theirs, which a reader gone back into
+ * native MPI would never serve. */
 enum { VIEW_RELEASE = 0, VIEW_FIN = 1, VIEW_HELLO = 2, VIEW_READ = 3, VIEW_LINES = 4 };
 
 /* A publication of a rank on another node, pushed whole (with the news) when it fits: then
@@ -946,7 +947,8 @@ static rcoll_status_t shm_get(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst,
     shm_tl_t *s = (shm_tl_t *)tl;
     if (is_remote(s, peer)) {
         pushed_block_t *b = pushed_block(s, peer, seq);
-        s->pulled_from[peer] = s->read_any = seq; /* it waits for my word (shm_leave) */
+        if (s->base.pull_reader != RCOLL_PULL_SIGNALLED) /* it waits for my word (shm_leave) */
+            s->pulled_from[peer] = s->read_any = seq;
         if (rcoll_line_reached(&b->line, seq) && b->line.len <= PUSHED_MAX) {
             memcpy(dst, (b->line.len <= RCOLL_INLINE_MAX ? b->line.payload : b->data) + offset, len);
             return RCOLL_OK;

@@ -111,8 +111,9 @@ struct rcoll_tl {
     /* Who reads this call's publication, for a publisher whose readers on other nodes read its
      * outbox and which therefore waits for their word as it leaves: RCOLL_PULL_EVERY (every
      * rank), one rank (reduce's root), or RCOLL_PULL_SIGNALLED (each reader signals the
-     * publisher after its read, in the same call: nothing more to wait for). Set by the
-     * algorithm before it publishes; back to RCOLL_PULL_EVERY as the rank leaves. */
+     * publisher after its read, in the same call: nothing more to wait for, and a reader owes
+     * no word). Set by the algorithm (on every rank: readers too) before it publishes or
+     * reads; back to RCOLL_PULL_EVERY as the rank leaves. */
     int pull_reader;
     /* The nonblocking engine's board (transport/board.h): a team on one node whose ranks may
      * read and write each other's memory; NULL otherwise. */

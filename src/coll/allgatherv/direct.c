@@ -101,7 +101,6 @@ static rcoll_status_t publish_displs(rcoll_args_t *a, const agv_t *v)
                                 "displacements do not fit the outbox (RCOLL_INBOX_BYTES)", a->size);
     if (!zcopy_to(a, v, a->rank))
         return RCOLL_OK;
-    a->tl->pull_reader = RCOLL_PULL_SIGNALLED; /* a reader's block follows its read */
     return a->tl->ops->publish(a->tl, a->seq, a->rdispls, len);
 }
 
@@ -113,6 +112,7 @@ static rcoll_status_t allgatherv_direct(rcoll_args_t *a)
         at += (a->rcounts[r] + 63) & ~(size_t)63;
     }
     agv_t v = {off};
+    a->tl->pull_reader = RCOLL_PULL_SIGNALLED; /* a displacement read is followed by its block */
     rcoll_status_t st = publish_displs(a, &v);
     if (st != RCOLL_OK)
         return st;

@@ -92,6 +92,7 @@ static rcoll_status_t alltoallv_direct(rcoll_args_t *a)
                                 "alltoallv direct: %d ranks need RCOLL_INBOX_BYTES >= %zu",
                                 a->size, (size_t)a->size * sizeof(size_t));
     v_ctx_t c = {(a->tl->inbox_bytes / (size_t)a->size) & ~(size_t)63};
+    a->tl->pull_reader = RCOLL_PULL_SIGNALLED; /* a displacement read is followed by its block */
     a2a_sweep_t s;
     a2a_sweep_init(&s, a, a->team->ctx->cfg.alltoall_kport, RCOLL_MSG_COPY);
     s.ctx = &c;
@@ -99,7 +100,6 @@ static rcoll_status_t alltoallv_direct(rcoll_args_t *a)
     s.send = v_send;
     s.finish = v_finish;
     if (mark_pairs(&s)) {
-        a->tl->pull_reader = RCOLL_PULL_SIGNALLED; /* a reader's block follows its read */
         rcoll_status_t st = a->tl->ops->publish(a->tl, a->seq, a->rdispls,
                                                 (size_t)a->size * sizeof(size_t));
         if (st != RCOLL_OK)

@@ -74,7 +74,6 @@ static rcoll_status_t root_side(rcoll_args_t *a)
         size_t len = (size_t)a->size * sizeof(size_t);
         if (len > a->tl->inbox_bytes)
             return too_many_ranks(a);
-        a->tl->pull_reader = RCOLL_PULL_SIGNALLED; /* a reader's block follows its read */
         rcoll_status_t st = a->tl->ops->publish(a->tl, a->seq, a->rdispls, len);
         if (st != RCOLL_OK)
             return st;
@@ -105,6 +104,7 @@ static rcoll_status_t sender_side(rcoll_args_t *a)
 
 static rcoll_status_t gatherv_direct(rcoll_args_t *a)
 {
+    a->tl->pull_reader = RCOLL_PULL_SIGNALLED; /* a displacement read is followed by its block */
     if (a->rank == a->root)
         return root_side(a);
     return a->bytes ? sender_side(a) : RCOLL_OK;

@@ -113,16 +113,14 @@ rcoll_status_t rcoll_fanin_parts(rcoll_args_t *a, void *out, const char *coll,
     if (t.nchild && !rcoll_reduce_lists(a, &l, coll))
         return RCOLL_ERR_NOMEM;
     void *to = t.me == 0 ? out : (unsigned char *)a->tmp + (size_t)t.nchild * a->bytes;
-    unsigned step = 0;
-    for (size_t off = 0; off < a->bytes || off == 0; off += part, step++) {
-        size_t len = a->bytes - off < part ? a->bytes - off : part;
+    size_t parts = a->bytes > part ? (a->bytes + part - 1) / part : 1;
+    for (unsigned step = 0; step < parts; step++) {
+        size_t off = step * part, len = a->bytes - off < part ? a->bytes - off : part;
         rcoll_status_t st = fanin_part(a, &t, &l, pr, step, off, len, to, coll);
         if (st == RCOLL_OK && t.me == 0 && done)
             st = done(a, step, off, len);
         if (st != RCOLL_OK)
             return st;
-        if (!a->bytes)
-            break;
     }
     return RCOLL_OK;
 }

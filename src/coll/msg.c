@@ -35,3 +35,31 @@ void rcoll_msg_copy_out(const rcoll_args_t *a, int source, rcoll_msg_proto_t pro
     if (from && len)
         memcpy(dst, from, len);
 }
+
+rcoll_status_t rcoll_msg_stage_part(rcoll_args_t *a, const void *src, unsigned step, size_t off,
+                                    size_t len)
+{
+    rcoll_status_t st = a->tl->ops->stage(a->tl, a->seq, (const char *)src + off, len, off, a->bytes);
+    for (int i = 1; st == RCOLL_OK && i < a->size; i++)
+        a->tl->ops->signal(a->tl, (a->rank + i) % a->size, a->seq, step);
+    return st;
+}
+
+rcoll_status_t rcoll_msg_read_staged(rcoll_args_t *a, int root, void *dst, size_t part)
+{
+    unsigned step = 0;
+    for (size_t off = 0; off < a->bytes; off += part, step++) {
+        size_t len = a->bytes - off < part ? a->bytes - off : part;
+        rcoll_event_t ev = rcoll_ev_signal(root, a->seq, step);
+        rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
+        if (st != RCOLL_OK)
+            return st;
+        if (off == 0) { /* the publication's length is set before its first part */
+            rcoll_event_t pub = rcoll_ev_published(root, a->seq);
+            rcoll_check_len(a, &pub, a->bytes);
+        }
+        if ((st = a->tl->ops->get(a->tl, root, a->seq, (char *)dst + off, len, off)) != RCOLL_OK)
+            return st;
+    }
+    return RCOLL_OK;
+}

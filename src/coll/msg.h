@@ -44,4 +44,13 @@ const unsigned char *rcoll_msg_data(const rcoll_args_t *a, int source, rcoll_msg
 void rcoll_msg_copy_out(const rcoll_args_t *a, int source, rcoll_msg_proto_t proto, size_t inbox_off,
                         void *dst, size_t len);
 
+/* A publication of a->bytes in parts, one to many (bcast direct_read's root, allreduce knomial's
+ * release): part `step` ([off, off + len) of the data at `src`) staged in this rank's outbox
+ * (transport stage) and signalled (step) to every other rank, which reads it while the next part
+ * is staged; the readers' side reads every part of `root`'s publication, in parts of `part`, into
+ * `dst` as each is signalled (the publication's length checked at the first). */
+rcoll_status_t rcoll_msg_stage_part(rcoll_args_t *a, const void *src, unsigned step, size_t off,
+                                    size_t len);
+rcoll_status_t rcoll_msg_read_staged(rcoll_args_t *a, int root, void *dst, size_t part);
+
 #endif

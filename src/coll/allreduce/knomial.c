@@ -13,36 +13,14 @@
  * When it wins: small vectors on many ranks, where direct_read's P - 1 reads per rank are the
  * cost (docs/tuning.md, "Reductions"). Vectors larger than the outbox go to
  * reduce_scatter_allgather. */
+#include "coll/msg.h"
 #include "coll/reduce_tree.h"
 
 /* Rank 0, pipelined: part `step` of the result is final: staged in the outbox and signalled to
  * every rank, which reads it while the next part comes up the tree. */
 static rcoll_status_t release_part(rcoll_args_t *a, unsigned step, size_t off, size_t len)
 {
-    rcoll_status_t st = a->tl->ops->stage(a->tl, a->seq, (const char *)a->recvbuf + off, len, off,
-                                          a->bytes);
-    for (int r = 1; st == RCOLL_OK && r < a->size; r++)
-        a->tl->ops->signal(a->tl, r, a->seq, step);
-    return st;
-}
-
-static rcoll_status_t read_parts(rcoll_args_t *a, size_t part)
-{
-    unsigned step = 0;
-    for (size_t off = 0; off < a->bytes; off += part, step++) {
-        size_t len = a->bytes - off < part ? a->bytes - off : part;
-        rcoll_event_t ev = rcoll_ev_signal(0, a->seq, step);
-        rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
-        if (st != RCOLL_OK)
-            return st;
-        if (off == 0) { /* the publication's length is set before its first part */
-            rcoll_event_t pub = rcoll_ev_published(0, a->seq);
-            rcoll_check_len(a, &pub, a->bytes);
-        }
-        if ((st = a->tl->ops->get(a->tl, 0, a->seq, (char *)a->recvbuf + off, len, off)) != RCOLL_OK)
-            return st;
-    }
-    return RCOLL_OK;
+    return rcoll_msg_stage_part(a, a->recvbuf, step, off, len);
 }
 
 static rcoll_status_t allreduce_knomial(rcoll_args_t *a)
@@ -53,7 +31,7 @@ static rcoll_status_t allreduce_knomial(rcoll_args_t *a)
     if (st != RCOLL_OK || (parts && a->rank == 0))
         return st;
     if (parts)
-        return read_parts(a, part);
+        return rcoll_msg_read_staged(a, 0, a->recvbuf, part);
     if (a->rank == 0)
         return a->tl->ops->publish(a->tl, a->seq, a->recvbuf, a->bytes);
     rcoll_event_t ev = rcoll_ev_published(0, a->seq);

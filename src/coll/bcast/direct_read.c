@@ -18,7 +18,7 @@
  * When it wins: small and medium messages on one node, most of all when ranks outnumber cores
  * (a reader needs only the root to have run since, never a parent or a neighbour; each
  * dependency between ranks sharing a core is a context switch). */
-#include "coll/coll.h"
+#include "coll/msg.h"
 
 /* Pipelined when every rank has its own core and the message is large: readers copy part i
  * out while the root copies part i+1 in (measured np=2, 128 KB-1 MB). When ranks share cores
@@ -37,30 +37,7 @@ static rcoll_status_t root_staged(rcoll_args_t *a, size_t part)
     unsigned step = 0;
     for (size_t off = 0; off < a->bytes; off += part, step++) {
         size_t len = a->bytes - off < part ? a->bytes - off : part;
-        rcoll_status_t st = a->tl->ops->stage(a->tl, a->seq, (const char *)a->sendbuf + off, len,
-                                              off, a->bytes);
-        if (st != RCOLL_OK)
-            return st;
-        for (int i = 1; i < a->size; i++)
-            a->tl->ops->signal(a->tl, (a->root + i) % a->size, a->seq, step);
-    }
-    return RCOLL_OK;
-}
-
-static rcoll_status_t read_staged(rcoll_args_t *a, size_t part)
-{
-    unsigned step = 0;
-    for (size_t off = 0; off < a->bytes; off += part, step++) {
-        size_t len = a->bytes - off < part ? a->bytes - off : part;
-        rcoll_event_t ev = rcoll_ev_signal(a->root, a->seq, step);
-        rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
-        if (st != RCOLL_OK)
-            return st;
-        if (off == 0) { /* the publication's length is set before its first part */
-            rcoll_event_t pub = rcoll_ev_published(a->root, a->seq);
-            rcoll_check_len(a, &pub, a->bytes);
-        }
-        st = a->tl->ops->get(a->tl, a->root, a->seq, (char *)a->recvbuf + off, len, off);
+        rcoll_status_t st = rcoll_msg_stage_part(a, a->sendbuf, step, off, len);
         if (st != RCOLL_OK)
             return st;
     }
@@ -71,7 +48,7 @@ static rcoll_status_t bcast_direct_read(rcoll_args_t *a)
 {
     if (a->bytes >= PIPELINE_MIN && !a->team->wait.crowded) {
         size_t part = part_bytes(a->bytes);
-        return a->rank == a->root ? root_staged(a, part) : read_staged(a, part);
+        return a->rank == a->root ? root_staged(a, part) : rcoll_msg_read_staged(a, a->root, a->recvbuf, part);
     }
     if (a->rank == a->root)
         return a->tl->ops->publish(a->tl, a->seq, a->recvbuf, a->bytes);

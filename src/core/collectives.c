@@ -484,7 +484,37 @@ rcoll_status_t rcoll_call_blocking(struct rcoll_team *t, const rcoll_call_t *c)
         return rcoll_team_skip(t);
     if (v == RCOLL_CALL_PASS)
         return rcoll_team_pass(t);
+    if (a.idle && rcoll_team_pass_known(t, c->coll, &st))
+        return st;
     return rcoll_team_run(t, c->coll, &a);
+}
+
+/* A call every rank knows to be empty (no bytes per block, a valid root): it returns at once, as
+ * MPI libraries return from a zero count, with no preparation, no selection and no sequence
+ * number (docs/tuning.md, "Back-to-back rooted calls"). Queued nonblocking calls are not run
+ * first: an empty call takes no number, so nothing is ordered after it. */
+static bool empty_call(struct rcoll_team *t, size_t bytes, int root, bool rooted)
+{
+    if (bytes || !t || (rooted && (root < 0 || root >= t->size)))
+        return false;
+    t->last_algo = "trivial";
+    return true;
+}
+
+/* A gatherv or scatterv rank that moves nothing (all zero counts at the root, a zero count
+ * elsewhere), its arguments valid, nothing queued before it: it takes the call's number and
+ * leaves without preparation or selection where the team already knows the algorithm is flat
+ * (rcoll_team_pass_known). Anything else, errors included, takes the whole path. */
+static bool vform_idle(struct rcoll_team *t, rcoll_coll_t coll, int root, size_t mine, bool buf_ok,
+                       const size_t *counts, const size_t *displs, rcoll_status_t *st)
+{
+    if (!t || mine || !buf_ok || root < 0 || root >= t->size || t->size == 1)
+        return false;
+    if (t->rank == root && (!counts || !displs || !all_zero(counts, t->size)))
+        return false;
+    if (t->nb && t->nb->head)
+        return false;
+    return rcoll_team_pass_known(t, coll, st);
 }
 
 rcoll_status_t rcoll_barrier(rcoll_team_t *t)
@@ -495,24 +525,32 @@ rcoll_status_t rcoll_barrier(rcoll_team_t *t)
 
 rcoll_status_t rcoll_allgather(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t bytes)
 {
+    if (empty_call(t, bytes, 0, false))
+        return RCOLL_OK;
     rcoll_call_t c = {.coll = RCOLL_COLL_ALLGATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .bytes = bytes};
     return rcoll_call_blocking(t, &c);
 }
 
 rcoll_status_t rcoll_alltoall(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t bytes)
 {
+    if (empty_call(t, bytes, 0, false))
+        return RCOLL_OK;
     rcoll_call_t c = {.coll = RCOLL_COLL_ALLTOALL, .sendbuf = sendbuf, .recvbuf = recvbuf, .bytes = bytes};
     return rcoll_call_blocking(t, &c);
 }
 
 rcoll_status_t rcoll_bcast(rcoll_team_t *t, void *buf, size_t bytes, int root)
 {
+    if (empty_call(t, bytes, root, true))
+        return RCOLL_OK;
     rcoll_call_t c = {.coll = RCOLL_COLL_BCAST, .sendbuf = buf, .recvbuf = buf, .bytes = bytes, .root = root};
     return rcoll_call_blocking(t, &c);
 }
 
 rcoll_status_t rcoll_gather(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t bytes, int root)
 {
+    if (empty_call(t, bytes, root, true))
+        return RCOLL_OK;
     rcoll_call_t c = {.coll = RCOLL_COLL_GATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .bytes = bytes,
                       .root = root};
     return rcoll_call_blocking(t, &c);
@@ -520,6 +558,8 @@ rcoll_status_t rcoll_gather(rcoll_team_t *t, const void *sendbuf, void *recvbuf,
 
 rcoll_status_t rcoll_scatter(rcoll_team_t *t, const void *sendbuf, void *recvbuf, size_t bytes, int root)
 {
+    if (empty_call(t, bytes, root, true))
+        return RCOLL_OK;
     rcoll_call_t c = {.coll = RCOLL_COLL_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .bytes = bytes,
                       .root = root};
     return rcoll_call_blocking(t, &c);
@@ -545,6 +585,11 @@ rcoll_status_t rcoll_alltoallv(rcoll_team_t *t, const void *sendbuf, const size_
 rcoll_status_t rcoll_gatherv(rcoll_team_t *t, const void *sendbuf, size_t sendbytes, void *recvbuf,
                              const size_t *counts, const size_t *displs, int root)
 {
+    rcoll_status_t st;
+    bool in_place = sendbuf == RCOLL_IN_PLACE && t && t->rank == root; /* its block is counts[root] */
+    if (vform_idle(t, RCOLL_COLL_GATHERV, root, in_place ? 0 : sendbytes,
+                   sendbuf && (in_place || sendbuf != RCOLL_IN_PLACE), counts, displs, &st))
+        return st;
     rcoll_call_t c = {.coll = RCOLL_COLL_GATHERV, .sendbuf = sendbuf, .recvbuf = recvbuf, .bytes = sendbytes,
                       .rcounts = counts, .rdispls = displs, .root = root};
     return rcoll_call_blocking(t, &c);
@@ -553,6 +598,11 @@ rcoll_status_t rcoll_gatherv(rcoll_team_t *t, const void *sendbuf, size_t sendby
 rcoll_status_t rcoll_scatterv(rcoll_team_t *t, const void *sendbuf, const size_t *counts,
                               const size_t *displs, void *recvbuf, size_t recvbytes, int root)
 {
+    rcoll_status_t st;
+    bool in_place = recvbuf == RCOLL_IN_PLACE && t && t->rank == root; /* its block is counts[root] */
+    if (vform_idle(t, RCOLL_COLL_SCATTERV, root, in_place ? 0 : recvbytes,
+                   in_place || recvbuf != RCOLL_IN_PLACE, counts, displs, &st))
+        return st;
     rcoll_call_t c = {.coll = RCOLL_COLL_SCATTERV, .sendbuf = sendbuf, .recvbuf = recvbuf, .bytes = recvbytes,
                       .scounts = counts, .sdispls = displs, .root = root};
     return rcoll_call_blocking(t, &c);

@@ -705,6 +705,18 @@ rcoll_status_t rcoll_team_pass(struct rcoll_team *t)
     return t->tl->ops->leave(t->tl, ++t->seq);
 }
 
+bool rcoll_team_pass_known(struct rcoll_team *t, rcoll_coll_t coll, rcoll_status_t *st)
+{
+    const rcoll_algo_t *a = t->forced[coll] ? t->forced[coll] : t->chosen[coll].algo;
+    /* A flat algorithm's fallbacks are flat: only a composed one could make an idle rank run.
+     * With RCOLL_LOG=info the whole run says what it chose. */
+    if (!a || a->composed || t->chosen[coll].bytes || t->ctx->cfg.log_level >= RCOLL_LOG_INFO)
+        return false;
+    t->coll = rcoll_coll_info(coll)->name;
+    *st = rcoll_team_pass(t);
+    return true;
+}
+
 rcoll_status_t rcoll_team_skip(struct rcoll_team *t)
 {
     t->last_algo = "trivial"; /* every rank skips alike: no sequence number, nothing to tell */

@@ -71,6 +71,8 @@ static const char *const nbalgos[] = {"pairs", "binomial_forward"};
 static const int nbalgo_values[] = {0, 1};
 static const char *const repros[] = {"0", "1"};
 static const int repro_values[] = {0, 1};
+static const char *const depths[] = {"2", "4", "8", "16", "32", "64"};
+static const int depth_values[] = {2, 4, 8, 16, 32, 64};
 static const char *const nets[] = {"auto", "ucx", "ofi", "UCX", "Ofi", "verbs_2", "x",
                                    "abcdefghijklmno", "abcdefghijklmnop", "u-x", "ucx ", "ofi;"};
 
@@ -90,6 +92,8 @@ static const var_t fixed_vars[] = {
      .values = nbalgo_values, .count = 2},
     {.name = "RCOLL_REPRODUCIBLE", .kind = K_CHOICE, FIELD(reproducible, F_INT), .names = repros,
      .values = repro_values, .count = 2},
+    {.name = "RCOLL_DEPTH", .kind = K_CHOICE, FIELD(depth, F_INT), .names = depths,
+     .values = depth_values, .count = 6},
     {.name = "RCOLL_NB_SLOTS", .kind = K_INT, FIELD(nb_slots, F_INT), .lo = 0, .hi = 1024},
     {.name = "RCOLL_NB_INLINE", .kind = K_SIZE, FIELD(nb_inline, F_SIZE), .lo = 0, .hi = 1 << 20,
      .round = 1},

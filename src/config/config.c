@@ -127,6 +127,7 @@ static rcoll_status_t read_choices(rcoll_config_t *cfg, char *err, size_t err_le
     static const char *const progress[] = {"caller", "thread"};
     static const char *const nb_algos[] = {"pairs", "binomial_forward"};
     static const char *const repro[] = {"0", "1"};
+    static const char *const depths[] = {"2", "4", "8", "16", "32", "64"};
     int c;
     rcoll_status_t st = read_choice("RCOLL_WAIT", waits, 4, "spin, yield, block or auto", &c, err, err_len);
     if (st == RCOLL_OK && c >= 0)
@@ -149,6 +150,9 @@ static rcoll_status_t read_choices(rcoll_config_t *cfg, char *err, size_t err_le
     if (st == RCOLL_OK && (st = read_choice("RCOLL_REPRODUCIBLE", repro, 2, "0 or 1", &c, err,
                                             err_len)) == RCOLL_OK && c >= 0)
         cfg->reproducible = c;
+    if (st == RCOLL_OK && (st = read_choice("RCOLL_DEPTH", depths, 6, "2, 4, 8, 16, 32 or 64", &c, err,
+                                            err_len)) == RCOLL_OK && c >= 0)
+        cfg->depth = 2 << c;
     return st;
 }
 
@@ -557,6 +561,7 @@ rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_
     cfg->timeout_s = 300.0;
     cfg->zcopy_threshold = 0; /* 0: the transport's own (measured; see tuning.md) */
     cfg->inbox_bytes = 1024 * 1024;
+    cfg->depth = 32; /* docs/tuning.md, "Back-to-back rooted calls" */
     cfg->gather_fanin = 7;
     cfg->kport = 2;
     cfg->alltoall_kport = 0;

@@ -17,7 +17,8 @@ typedef enum { RCOLL_UCX_PUT_AUTO, RCOLL_UCX_PUT_AM, RCOLL_UCX_PUT_RMA } rcoll_u
 
 #define RCOLL_ALGO_NAME_MAX 48
 #define RCOLL_NODE_MAP_MAX 4096
-#define RCOLL_INBOX_BYTES_MAX (1ull << 30) /* 4 of them per rank are mapped (parities, outbox) */
+#define RCOLL_INBOX_BYTES_MAX (1ull << 30) /* 4 (crowded: 16) of them per rank are mapped */
+#define RCOLL_DEPTH_MAX 64 /* RCOLL_DEPTH: 2, 4, 8, 16, 32 or 64 */
 #define RCOLL_TIMEOUT_MAX 1e9             /* seconds: timeout_s * 1e9 fits a uint64_t */
 #define RCOLL_SHOWN_MAX 100               /* a value as quoted in a message (rcoll_config_show) */
 #define RCOLL_TUNE_MAX 64                 /* ranges RCOLL_TUNE may give, all entries together */
@@ -64,7 +65,10 @@ typedef struct {
     rcoll_wait_mode_t wait_mode;     /* RCOLL_WAIT=spin|yield|block|auto */
     double timeout_s;                /* RCOLL_TIMEOUT, seconds (0: never) */
     size_t zcopy_threshold;          /* RCOLL_ZCOPY_THRESHOLD, bytes per transfer (0: transport's) */
-    size_t inbox_bytes;              /* RCOLL_INBOX_BYTES: copy-based slots per rank and parity */
+    size_t inbox_bytes;              /* RCOLL_INBOX_BYTES: copy-based slots per rank and ring slot */
+    int depth;                       /* RCOLL_DEPTH: calls a sender may run ahead of a receiver
+                                      * with data in signal lines (the node transport's ring of
+                                      * lines per peer, one node: 2, 4, ..., 64) */
     int gather_fanin;                /* RCOLL_BARRIER_FANIN for the gather tree (RGM) */
     int kport;                       /* RCOLL_KPORT: k of the k-port trees and Standard Exchange */
     int alltoall_kport;              /* RCOLL_ALLTOALL_KPORT: writes in flight in alltoall direct (0: all) */

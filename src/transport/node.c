@@ -4,23 +4,27 @@
  * docs/design.md).
  *
  * Segment: a header page, then one area per local rank. An area holds what others write to
- * that rank and what it publishes:
- *   arrival[2]   its advertisement per sequence parity: value = seq, payload = user address
- *   done         the last collective it has finished reading (flow control of its inbox)
+ * that rank and what it publishes, in two rings indexed by the call's sequence number: the
+ * lines' (L = RCOLL_DEPTH slots on one node) and the boxes' (B slots: BOX_DEPTH, more where
+ * ranks outnumber cores); across nodes both have B.
+ *   arrival[L]   its advertisement per line slot (seq mod L): value = seq, payload = user address
+ *   done         the last collective it has finished reading (flow control of its slots)
  *   release      its one-step release word (gather-tree barrier root)
- *   published[2] per parity: value = seq when its outbox holds its data; tiny data inline
+ *   published[L] per line slot: value = seq when its outbox holds its data; tiny data inline
  *   where        the core it last ran on, and whether it is waiting (see core_mate_needs_cpu)
- *   signal[P][2] one line per source rank and parity; payload carries inline data
+ *   signal[P][L] one line per source rank and line slot; payload carries inline data
  *   view[P]      (teams spanning nodes) lines ranks on other nodes raise for me: release, fin
- *   pushed[P][2] (teams spanning nodes) their publications, pushed: news + data up to 4 KB
- *   advert[2]    (teams spanning nodes) my advertisement for them to read: line + buffer key
- *   bounce[L]    per local sender: a chunk line, an ack line and CHUNK bytes (fallback copy)
- *   inbox[2]     the copy-based slots ("collective buffer"), one per sequence parity
- *   outbox[2]    what it published for every peer to read, one per sequence parity
- * A sender writes into the inbox of parity seq&1 only after the receiver's done word shows
- * seq-2, so a fast rank entering the next collective never overwrites what a slow one still
- * reads. Single copy for large data goes by CMA (process_vm_writev) into the address the
- * receiver advertised when it arrived; where CMA is not permitted (found once, at creation, or
+ *   pushed[P][B] (teams spanning nodes) their publications, pushed: news + data up to 4 KB
+ *   advert[L]    (teams spanning nodes) my advertisement for them to read: line + buffer key
+ *   bounce[N]    per local sender: a chunk line, an ack line and CHUNK bytes (fallback copy)
+ *   inbox[B]     the copy-based slots ("collective buffer"), one per box slot (seq mod B)
+ *   outbox[B]    what it published for every peer to read, one per box slot
+ * A sender writes into a receiver's slot of seq only after the receiver's done word shows
+ * seq - depth of that ring (L for what travels in lines alone, B for a box), so a rank may
+ * run ahead of a slow one -- a rooted call's root, with a rotating root too -- L-1 calls with
+ * tiny data and B-1 with more, and never overwrites what the slow one still reads. Single copy
+ * for large data goes by CMA (process_vm_writev) into the address the receiver advertised when
+ * it arrived; where CMA is not permitted (found once, at creation, or
  * RCOLL_CMA=0) the same put goes chunk by chunk through the bounce area and the receiver copies
  * it out while it waits (its wait runs the transport's progress). A single-copy read
  * (get_user, process_vm_readv from the address a peer advertised) exists only with CMA.
@@ -50,6 +54,15 @@
 #define SHM_MAGIC 0x72636f6c6c73686dull /* "rcollshm" */
 #define SHM_HEADER_BYTES 4096
 #define BOUNCE_CHUNK (64 * 1024)
+/* Calls a sender may run ahead of a receiver with data in its inbox or outbox (docs/tuning.md,
+ * "Back-to-back rooted calls"). Each box is RCOLL_INBOX_BYTES: a deeper ring takes that much
+ * more shared memory and, from 32 slots, keeps large copied data out of cache (allgather
+ * 128 KB-1 MB at np=4 went from 0.5-1.0x native to 0.8-2.4x). Where each rank has a core the
+ * receiver keeps up and depth gains nothing; where ranks outnumber cores a receiver that lost
+ * its core leaves the root waiting for a time slice unless the ring absorbs it (np=4 on 2
+ * cores, back-to-back bcast/scatterv/gatherv 64-256 B: 2-5x native at 2 slots, 0.7-1.7x at 8). */
+#define BOX_DEPTH 2u
+#define BOX_DEPTH_CROWDED 8u
 
 typedef struct {
     rcoll_line_t chunk; /* value: chunks sent; payload: destination address and length */
@@ -60,9 +73,10 @@ typedef struct {
 typedef struct {
     uint64_t magic;
     uint64_t area_bytes;
+    uint32_t depth, box_depth; /* the rings: every rank of the node must lay them out alike */
 } shm_header_t;
 
-/* What a rank advertises, per parity, for ranks on other nodes to read (they cannot poll its
+/* What a rank advertises, per ring slot, for ranks on other nodes to read (they cannot poll its
  * arrival line): the line (value = seq) and the registered buffer behind its advertisement. */
 typedef struct {
     rcoll_line_t line;
@@ -81,7 +95,7 @@ enum { VIEW_RELEASE = 0, VIEW_FIN = 1, VIEW_HELLO = 2, VIEW_READ = 3, VIEW_LINES
 /* A publication of a rank on another node, pushed whole (with the news) when it fits: then
  * nobody has to read the publisher's outbox, which over UCX's tcp only the publisher's own
  * progress could serve. Larger ones are read from the outbox (the publisher stays until its
- * readers are done). One block per source and parity. */
+ * readers are done). One block per source and ring slot. */
 #define PUSHED_MAX 4096
 typedef struct {
     rcoll_line_t line; /* value = seq, len = the publication's length, tiny ones inline */
@@ -97,8 +111,10 @@ typedef struct {
     uint64_t *heard;          /* per team rank on another node: the last collective it was heard in */
     uint64_t *pulled_from;    /* ... the last collective in which I read its outbox */
     uint64_t read_any;        /* the last collective in which I read an outbox on another node */
-    uint64_t pub_seq[2];      /* per parity: the call of my last publication (0: none yet) */
-    int pub_reader[2];        /* ... and its readers (tl->pull_reader then) */
+    uint64_t pub_seq[RCOLL_DEPTH_MAX]; /* per ring slot: the call of my last publication (0: none) */
+    int pub_reader[RCOLL_DEPTH_MAX];   /* ... and its readers (tl->pull_reader then) */
+    unsigned depth;           /* lines' ring: slots per peer (RCOLL_DEPTH, a power of two) */
+    unsigned box_depth;       /* boxes' ring (inboxes, outboxes, pushed blocks): BOX_DEPTH */
     unsigned char *seg;
     size_t seg_bytes;
     size_t area_bytes;
@@ -114,10 +130,10 @@ typedef struct {
 } shm_tl_t;
 
 typedef struct {
-    rcoll_line_t arrival[2];
+    rcoll_line_t arrival[RCOLL_DEPTH_MAX];
     rcoll_line_t done;
     rcoll_line_t release;
-    rcoll_line_t published[2];
+    rcoll_line_t published[RCOLL_DEPTH_MAX];
     struct {
         _Atomic int32_t cpu;      /* the core its owner last ran on, plus one (0: not known) */
         _Atomic uint32_t waiting; /* its owner is inside a wait, for the line below */
@@ -125,6 +141,16 @@ typedef struct {
         _Atomic uint64_t target;  /* ... and the value it waits for */
     } __attribute__((aligned(64))) where;
 } area_head_t;
+
+/* The ring slot of collective seq: of the lines, and of the boxes. */
+static inline unsigned slot_of(const shm_tl_t *s, uint64_t seq)
+{
+    return (unsigned)seq & (s->depth - 1);
+}
+static inline unsigned box_of(const shm_tl_t *s, uint64_t seq)
+{
+    return (unsigned)seq & (s->box_depth - 1);
+}
 
 static area_head_t *head_of(shm_tl_t *s, int team_rank)
 {
@@ -134,7 +160,7 @@ static area_head_t *head_of(shm_tl_t *s, int team_rank)
 static rcoll_line_t *signal_line(shm_tl_t *s, int receiver, int source, uint64_t seq)
 {
     unsigned char *a = s->area[s->v->local_index[receiver]] + s->off_signal;
-    return (rcoll_line_t *)(void *)a + (size_t)source * 2 + (seq & 1);
+    return (rcoll_line_t *)(void *)a + (size_t)source * s->depth + slot_of(s, seq);
 }
 
 static bounce_channel_t *bounce_of(shm_tl_t *s, int receiver_index, int sender_index)
@@ -145,12 +171,12 @@ static bounce_channel_t *bounce_of(shm_tl_t *s, int receiver_index, int sender_i
 
 static unsigned char *inbox_of(shm_tl_t *s, int rank, uint64_t seq)
 {
-    return s->area[s->v->local_index[rank]] + s->off_inbox + (seq & 1) * s->base.inbox_bytes;
+    return s->area[s->v->local_index[rank]] + s->off_inbox + box_of(s, seq) * s->base.inbox_bytes;
 }
 
 static unsigned char *outbox_of(shm_tl_t *s, int rank, uint64_t seq)
 {
-    return inbox_of(s, rank, seq) + 2 * s->base.inbox_bytes;
+    return inbox_of(s, rank, seq) + s->box_depth * s->base.inbox_bytes;
 }
 
 /* ---- ranks on other nodes: the same area layout, reached through the network channel ---- */
@@ -169,7 +195,7 @@ static rcoll_line_t *view_line(shm_tl_t *s, int source, int which)
 /* Offsets in any rank's area (every area has the same layout). */
 static size_t signal_off(const shm_tl_t *s, int source, uint64_t seq)
 {
-    return s->off_signal + ((size_t)source * 2 + (seq & 1)) * sizeof(rcoll_line_t);
+    return s->off_signal + ((size_t)source * s->depth + slot_of(s, seq)) * sizeof(rcoll_line_t);
 }
 static size_t view_off(const shm_tl_t *s, int source, int which)
 {
@@ -178,19 +204,19 @@ static size_t view_off(const shm_tl_t *s, int source, int which)
 static pushed_block_t *pushed_block(shm_tl_t *s, int source, uint64_t seq)
 {
     unsigned char *a = s->area[s->my_index] + s->off_pushed;
-    return (pushed_block_t *)(void *)a + (size_t)source * 2 + (seq & 1);
+    return (pushed_block_t *)(void *)a + (size_t)source * s->box_depth + box_of(s, seq);
 }
 static size_t pushed_off(const shm_tl_t *s, int source, uint64_t seq)
 {
-    return s->off_pushed + ((size_t)source * 2 + (seq & 1)) * sizeof(pushed_block_t);
+    return s->off_pushed + ((size_t)source * s->box_depth + box_of(s, seq)) * sizeof(pushed_block_t);
 }
 static size_t advert_off(const shm_tl_t *s, uint64_t seq)
 {
-    return s->off_advert + (seq & 1) * sizeof(advert_block_t);
+    return s->off_advert + slot_of(s, seq) * sizeof(advert_block_t);
 }
 static size_t box_off(const shm_tl_t *s, uint64_t seq, int outbox)
 {
-    return s->off_inbox + ((seq & 1) + (outbox ? 2u : 0u)) * s->base.inbox_bytes;
+    return s->off_inbox + (box_of(s, seq) + (outbox ? s->box_depth : 0u)) * s->base.inbox_bytes;
 }
 
 /* Raise a line of the peer's area, in one message with its payload (inline data, a
@@ -261,8 +287,13 @@ static int rank_arrived(void *arg, int rank)
         return s->heard[rank] >= (*s->v->seq) ||
                atomic_load(&s->adv_seen[rank].line.value) >= (*s->v->seq);
     area_head_t *h = head_of(s, rank);
-    uint64_t a = atomic_load(&h->arrival[0].value), b = atomic_load(&h->arrival[1].value);
-    return (a > b ? a : b) >= (*s->v->seq);
+    uint64_t last = 0; /* its latest arrival, in whichever slot (a call it passed posts none) */
+    for (unsigned k = 0; k < s->depth; k++) {
+        uint64_t a = atomic_load(&h->arrival[k].value);
+        if (a > last)
+            last = a;
+    }
+    return last >= (*s->v->seq);
 }
 
 /* The receiver's side of the fallback copy: drain every chunk that local senders left. */
@@ -332,7 +363,7 @@ static bool core_mate_needs_cpu(shm_tl_t *s, rcoll_line_t *line, uint64_t target
         area_head_t *h = head_of(s, t->local_ranks[i]);
         if (h == me || atomic_load_explicit(&h->where.cpu, memory_order_relaxed) != cpu)
             continue;
-        if (atomic_load_explicit(&h->arrival[*t->seq & 1].value, memory_order_relaxed) < *t->seq ||
+        if (atomic_load_explicit(&h->arrival[slot_of(s, *t->seq)].value, memory_order_relaxed) < *t->seq ||
             mate_can_proceed(s, h))
             return true;
     }
@@ -416,11 +447,11 @@ static rcoll_line_t *event_line(shm_tl_t *s, const rcoll_event_t *ev, uint64_t *
         return signal_line(s, s->v->rank, ev->peer, ev->seq);
     case RCOLL_EV_ARRIVAL:
         *target = ev->seq;
-        return remote ? NULL : &head_of(s, ev->peer)->arrival[ev->seq & 1];
+        return remote ? NULL : &head_of(s, ev->peer)->arrival[slot_of(s, ev->seq)];
     case RCOLL_EV_PUBLISHED:
         *target = ev->seq;
         return remote ? &pushed_block(s, ev->peer, ev->seq)->line
-                      : &head_of(s, ev->peer)->published[ev->seq & 1];
+                      : &head_of(s, ev->peer)->published[slot_of(s, ev->seq)];
     case RCOLL_EV_RELEASE:
     default:
         *target = ev->seq;
@@ -485,7 +516,7 @@ static bool net_needs_key(const shm_tl_t *s, size_t user_len)
 
 static rcoll_status_t net_enter(shm_tl_t *s, uint64_t seq, void *user_addr, size_t user_len)
 {
-    advert_block_t *b = (advert_block_t *)(void *)(s->area[s->my_index] + s->off_advert) + (seq & 1);
+    advert_block_t *b = (advert_block_t *)(void *)(s->area[s->my_index] + s->off_advert) + slot_of(s, seq);
     rcoll_status_t st = RCOLL_OK;
     memset(&b->adv, 0, offsetof(rcoll_net_advert_t, key));
     b->adv.addr = (uint64_t)(uintptr_t)user_addr; /* a single copy by message needs no key */
@@ -508,7 +539,7 @@ static rcoll_status_t shm_enter(rcoll_tl_t *tl, uint64_t seq, void *user_addr, s
 {
     shm_tl_t *s = (shm_tl_t *)tl;
     area_head_t *me = head_of(s, s->v->rank);
-    rcoll_line_t *adv = &me->arrival[seq & 1];
+    rcoll_line_t *adv = &me->arrival[slot_of(s, seq)];
     set_not_waiting(s);
     if (s->v->wait->crowded) { /* core-mates must know where a rank that never waits runs */
         int cpu = sched_getcpu() + 1;
@@ -530,7 +561,7 @@ static bool net_reads(int readers, int peer);
  * left, that it read it -- every rank on another node, or the call's only reader where the
  * algorithm named one or none (tl->pull_reader). Their word is not read: a reader that
  * has left for native MPI (or for computing) would never serve the read. Its word comes after
- * its done word: its slots are free for collective seq + 2 as well. */
+ * its done word: its slots are free for collective seq + D as well. */
 static rcoll_status_t net_wait_readers(shm_tl_t *s, uint64_t seq)
 {
     for (int peer = 0; peer < s->v->size; peer++) {
@@ -594,15 +625,16 @@ static rcoll_status_t net_wait_done(shm_tl_t *s, int peer, uint64_t need)
     }
 }
 
-/* The peer's slots of parity seq&1 are free once it has finished collective seq-2. */
-static rcoll_status_t wait_slots_free(shm_tl_t *s, int peer, uint64_t seq)
+/* The peer's slot of seq in a ring of `depth` (its lines' or its boxes') is free once it has
+ * finished collective seq-depth. */
+static rcoll_status_t wait_slots_free(shm_tl_t *s, int peer, uint64_t seq, unsigned depth)
 {
-    if (seq < 3 || s->peer_done_seen[peer] >= seq - 2)
+    if (seq <= depth || s->peer_done_seen[peer] >= seq - depth)
         return RCOLL_OK;
     if (is_remote(s, peer))
-        return net_wait_done(s, peer, seq - 2);
+        return net_wait_done(s, peer, seq - depth);
     rcoll_line_t *done = &head_of(s, peer)->done;
-    rcoll_status_t st = wait_line(s, done, seq - 2, peer);
+    rcoll_status_t st = wait_line(s, done, seq - depth, peer);
     s->peer_done_seen[peer] = atomic_load_explicit(&done->value, memory_order_relaxed);
     return st;
 }
@@ -653,7 +685,7 @@ static rcoll_status_t shm_put(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned s
                               const void *src, size_t len, size_t inbox_offset)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
-    rcoll_status_t st = wait_slots_free(s, peer, seq);
+    rcoll_status_t st = wait_slots_free(s, peer, seq, s->box_depth);
     if (st != RCOLL_OK)
         return st;
     if (is_remote(s, peer)) /* data and signal in one message */
@@ -674,7 +706,7 @@ static rcoll_status_t shm_put_inline(rcoll_tl_t *tl, int peer, uint64_t seq, uns
                                      const void *src, size_t len)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
-    rcoll_status_t st = wait_slots_free(s, peer, seq);
+    rcoll_status_t st = wait_slots_free(s, peer, seq, s->depth);
     if (st != RCOLL_OK)
         return st;
     if (is_remote(s, peer))
@@ -793,7 +825,7 @@ static rcoll_status_t shm_put_user(rcoll_tl_t *tl, int peer, uint64_t seq, unsig
             st = rcoll_net_put_user(s->net, peer, src, len, adv, remote_offset);
         return net_put_done(s, peer, seq, step, st);
     }
-    rcoll_line_t *adv = &head_of(s, peer)->arrival[seq & 1];
+    rcoll_line_t *adv = &head_of(s, peer)->arrival[slot_of(s, seq)];
     rcoll_status_t st = wait_line(s, adv, seq, peer);
     if (st != RCOLL_OK)
         return st;
@@ -827,7 +859,7 @@ static rcoll_status_t shm_get_user(rcoll_tl_t *tl, int peer, uint64_t seq, void 
     if (!s->base.single_copy)
         return rcoll_view_error(s->v, RCOLL_ERR_UNSUPPORTED, "%s: single-copy read without CMA",
                                 rcoll_view_coll(s->v, "shm"));
-    rcoll_line_t *adv = &head_of(s, peer)->arrival[seq & 1];
+    rcoll_line_t *adv = &head_of(s, peer)->arrival[slot_of(s, seq)];
     rcoll_status_t st = wait_line(s, adv, seq, peer);
     if (st != RCOLL_OK || !len)
         return st;
@@ -852,17 +884,18 @@ static bool net_reads(int readers, int peer)
     return readers == RCOLL_PULL_EVERY || readers == peer;
 }
 
-/* My outbox of parity seq&1 is free once every local peer has finished collective seq-2, and my
- * pushed blocks of that parity at ranks on other nodes once those that read my last publication
- * of that parity (and only they) have said so (net_tell_read): a rank on another node that read
+/* My outbox slot of seq is free once every local peer has finished collective seq-D, and my
+ * pushed blocks of that slot at ranks on other nodes once those that read my last publication
+ * of that slot (and only they) have said so (net_tell_read): a rank on another node that read
  * nothing of it may have left for native MPI, where a read of its done word would never be
  * served (reduce: a rank that is not the root waits for nobody). */
-static rcoll_status_t wait_outbox_free(shm_tl_t *s, uint64_t seq)
+static rcoll_status_t wait_outbox_free(shm_tl_t *s, uint64_t seq, unsigned depth)
 {
-    uint64_t last = s->pub_seq[seq & 1];
-    int readers = s->pub_reader[seq & 1];
-    s->pub_seq[seq & 1] = seq;
-    s->pub_reader[seq & 1] = s->base.pull_reader;
+    unsigned k = box_of(s, seq);
+    uint64_t last = s->pub_seq[k];
+    int readers = s->pub_reader[k];
+    s->pub_seq[k] = seq;
+    s->pub_reader[k] = s->base.pull_reader;
     int n = s->net ? s->v->size : s->v->local_size;
     for (int i = 0; i < n; i++) {
         int peer = s->net ? i : s->v->local_ranks[i];
@@ -870,7 +903,7 @@ static rcoll_status_t wait_outbox_free(shm_tl_t *s, uint64_t seq)
         if (peer == s->v->rank)
             continue;
         if (!is_remote(s, peer))
-            st = wait_slots_free(s, peer, seq);
+            st = wait_slots_free(s, peer, seq, depth);
         else if (last && net_reads(readers, peer) && s->peer_done_seen[peer] < last)
             st = net_wait_read(s, peer, last);
         if (st != RCOLL_OK)
@@ -909,10 +942,11 @@ static rcoll_status_t net_push_publication(shm_tl_t *s, int peer, uint64_t seq, 
 static rcoll_status_t shm_publish(rcoll_tl_t *tl, uint64_t seq, const void *src, size_t len)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
-    rcoll_status_t st = wait_outbox_free(s, seq);
+    /* Tiny data travels in the published line alone: its ring is the lines'. */
+    rcoll_status_t st = wait_outbox_free(s, seq, len <= RCOLL_INLINE_MAX ? s->depth : s->box_depth);
     if (st != RCOLL_OK)
         return st;
-    rcoll_line_t *line = &head_of(s, s->v->rank)->published[seq & 1];
+    rcoll_line_t *line = &head_of(s, s->v->rank)->published[slot_of(s, seq)];
     if (len <= RCOLL_INLINE_MAX)
         memcpy(line->payload, src, len);
     else
@@ -930,11 +964,11 @@ static rcoll_status_t shm_stage(rcoll_tl_t *tl, uint64_t seq, const void *src, s
 {
     shm_tl_t *s = (shm_tl_t *)tl;
     if (offset == 0) {
-        rcoll_status_t st = wait_outbox_free(s, seq);
+        rcoll_status_t st = wait_outbox_free(s, seq, s->box_depth);
         if (st != RCOLL_OK)
             return st;
-        /* Readers of this parity are done: its length may change (get reads it). */
-        head_of(s, s->v->rank)->published[seq & 1].len = (uint32_t)total;
+        /* Readers of this slot are done: its length may change (get reads it). */
+        head_of(s, s->v->rank)->published[slot_of(s, seq)].len = (uint32_t)total;
         s->pulled_seq = seq;
     }
     copy_out(outbox_of(s, s->v->rank, seq) + offset, src, len);
@@ -955,7 +989,7 @@ static rcoll_status_t shm_get(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst,
         }
         return rcoll_net_get(s->net, peer, dst, len, box_off(s, seq, 1) + offset);
     }
-    rcoll_line_t *line = &head_of(s, peer)->published[seq & 1];
+    rcoll_line_t *line = &head_of(s, peer)->published[slot_of(s, seq)];
     const unsigned char *from = line->len <= RCOLL_INLINE_MAX ? line->payload : outbox_of(s, peer, seq);
     if (len)
         memcpy(dst, from + offset, len);
@@ -971,7 +1005,7 @@ static void shm_signal(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step)
         return;
     }
     /* The value only: a signal alone has no flow control (a barrier's), so it may come while
-     * the peer still reads the line for the call two before, whose length must stay. */
+     * the peer still reads the line for the call D before, whose length must stay. */
     rcoll_line_post(signal_line(s, peer, s->v->rank, seq), RCOLL_SIGNAL(seq, step));
 }
 
@@ -990,7 +1024,7 @@ static bool shm_sent_len(rcoll_tl_t *tl, const rcoll_event_t *ev, size_t *len)
     shm_tl_t *s = (shm_tl_t *)tl;
     if (ev->kind == RCOLL_EV_PUBLISHED) {
         rcoll_line_t *line = is_remote(s, ev->peer) ? &pushed_block(s, ev->peer, ev->seq)->line
-                                                    : &head_of(s, ev->peer)->published[ev->seq & 1];
+                                                    : &head_of(s, ev->peer)->published[slot_of(s, ev->seq)];
         /* A publication in parts is not pushed to other nodes: their block is older then. */
         if (is_remote(s, ev->peer) && atomic_load_explicit(&line->value, memory_order_acquire) != ev->seq)
             return false;
@@ -1113,10 +1147,10 @@ typedef struct {
 static void layout(shm_tl_t *s, const rcoll_view_t *t, size_t inbox_bytes)
 {
     s->off_signal = sizeof(area_head_t);
-    s->off_view = s->off_signal + (size_t)t->size * 2 * sizeof(rcoll_line_t);
+    s->off_view = s->off_signal + (size_t)t->size * s->depth * sizeof(rcoll_line_t);
     s->off_pushed = s->off_view + (t->node_count > 1 ? (size_t)t->size * VIEW_LINES * sizeof(rcoll_line_t) : 0);
-    s->off_advert = s->off_pushed + (t->node_count > 1 ? (size_t)t->size * 2 * sizeof(pushed_block_t) : 0);
-    s->off_bounce = s->off_advert + (t->node_count > 1 ? 2 * sizeof(advert_block_t) : 0);
+    s->off_advert = s->off_pushed + (t->node_count > 1 ? (size_t)t->size * s->box_depth * sizeof(pushed_block_t) : 0);
+    s->off_bounce = s->off_advert + (t->node_count > 1 ? s->depth * sizeof(advert_block_t) : 0);
     s->off_inbox = s->off_bounce + (size_t)t->ppn_max * sizeof(bounce_channel_t);
     s->base.inbox_bytes = inbox_bytes;
     /* The seed's M_T is 4 KB for InfiniBand, where copying is the cost. Here a single copy is a
@@ -1134,7 +1168,7 @@ static void layout(shm_tl_t *s, const rcoll_view_t *t, size_t inbox_bytes)
     if (t->node_count > 1)
         dflt = 512 * 1024;
     s->base.zcopy_threshold = t->cfg->zcopy_threshold ? t->cfg->zcopy_threshold : dflt;
-    s->area_bytes = (s->off_inbox + 4 * inbox_bytes + 4095) & ~(size_t)4095; /* in- and outbox */
+    s->area_bytes = (s->off_inbox + 2 * s->box_depth * inbox_bytes + 4095) & ~(size_t)4095; /* in, out */
     s->seg_bytes = SHM_HEADER_BYTES + (size_t)t->local_size * s->area_bytes;
     s->board_bytes = t->node_count == 1 ? rcoll_board_bytes(t->size, (unsigned)t->cfg->nb_slots,
                                                             t->cfg->nb_inline) : 0;
@@ -1167,6 +1201,8 @@ static int create_segment(shm_tl_t *s, char *name, size_t name_len)
     }
     shm_header_t *h = (shm_header_t *)(void *)s->seg;
     h->area_bytes = s->area_bytes;
+    h->depth = s->depth;
+    h->box_depth = s->box_depth;
     h->magic = SHM_MAGIC;
     return 0;
 }
@@ -1184,7 +1220,10 @@ static int map_segment(shm_tl_t *s, const char *name)
         return err;
     }
     shm_header_t *h = (shm_header_t *)(void *)s->seg;
-    return h->magic == SHM_MAGIC && h->area_bytes == s->area_bytes ? 0 : -EPROTO;
+    return h->magic == SHM_MAGIC && h->area_bytes == s->area_bytes && h->depth == s->depth &&
+                   h->box_depth == s->box_depth
+               ? 0
+               : -EPROTO;
 }
 
 /* Can this process read a local peer's memory by CMA? Probed once, on the next local rank. */
@@ -1264,7 +1303,14 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
     if (s) {
         s->base.ops = &shm_ops;
         s->base.wait = t->wait;
-        s->base.pull_reader = s->pub_reader[0] = s->pub_reader[1] = RCOLL_PULL_EVERY;
+        s->base.pull_reader = RCOLL_PULL_EVERY;
+        for (int k = 0; k < RCOLL_DEPTH_MAX; k++)
+            s->pub_reader[k] = RCOLL_PULL_EVERY;
+        /* Across nodes both rings keep the boxes' depth: a publication's pushed blocks and
+         * its readers' word (wait_outbox_free) are tracked per box slot. */
+        s->box_depth = t->node_count == 1 && t->wait->crowded ? BOX_DEPTH_CROWDED : BOX_DEPTH;
+        s->depth = t->node_count == 1 && t->cfg->depth >= 2 && t->cfg->depth <= RCOLL_DEPTH_MAX
+                       ? (unsigned)t->cfg->depth : BOX_DEPTH;
         s->v = t;
         s->my_index = t->local_rank;
         s->cma_probe = SHM_MAGIC;

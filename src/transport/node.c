@@ -62,7 +62,9 @@
  * its core leaves the root waiting for a time slice unless the ring absorbs it (np=4 on 2
  * cores, back-to-back bcast/scatterv/gatherv 64-256 B: 2-5x native at 2 slots, 0.7-1.7x at 8). */
 #define BOX_DEPTH 2u
+#ifndef BOX_DEPTH_CROWDED /* (a build may try another) */
 #define BOX_DEPTH_CROWDED 8u
+#endif
 
 typedef struct {
     rcoll_line_t chunk; /* value: chunks sent; payload: destination address and length */
@@ -1358,6 +1360,12 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
         shm_destroy(&s->base);
         return st;
     }
+    if (t->rank == 0)
+        rcoll_view_log(t, RCOLL_LOG_INFO, "node transport: %d ranks on %d node(s); rings of %u lines "
+                       "and %u boxes of %zu bytes per rank%s; single copy from %zu bytes%s", t->size,
+                       t->node_count, s->depth, s->box_depth, s->base.inbox_bytes,
+                       s->box_depth > BOX_DEPTH ? " (ranks outnumber cores)" : "",
+                       s->base.zcopy_threshold, s->base.single_copy ? " (CMA)" : " (no CMA: bounce)");
     *out = &s->base;
     return RCOLL_OK;
 }

@@ -22,7 +22,7 @@ static bool in_live_area(const ucx_ctx_t *c, uint64_t addr, size_t len)
 }
 
 /* Signal words only rise: a single copy held until its receiver entered may land after a later
- * signal of the same sender (for a collective two ahead, on the same line parity) came. */
+ * signal of the same sender (for a collective ahead, on the same slot of the ring) came. */
 static void raise_signal(uint64_t signal, uint64_t value)
 {
     if (!signal)

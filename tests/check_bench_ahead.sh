@@ -4,8 +4,8 @@
 # checked (-c), no barrier between calls (--sync none), a fixed root (it runs as far ahead as
 # the rings allow) and a rotating one, for bcast, scatter, gather and the v-forms, sizes that
 # travel in lines (up to 48 bytes), in boxes and by single copy. Open MPI at np=4 on the
-# machine's cores (ranks outnumber cores on a 2-core machine: 8 box slots) with the default
-# ring of lines and with RCOLL_DEPTH=2 and 64; at np=2 (a core each: 2 box slots); MPICH at
+# machine's cores (ranks outnumber cores on a 2-core machine) with the default
+# ring of lines and with RCOLL_DEPTH=2 and 64; at np=2 (a core each); MPICH at
 # np=2 when built. No bound on any time.
 # Usage: check_bench_ahead.sh BUILD_DIR
 set -eu

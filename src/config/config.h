@@ -17,7 +17,7 @@ typedef enum { RCOLL_UCX_PUT_AUTO, RCOLL_UCX_PUT_AM, RCOLL_UCX_PUT_RMA } rcoll_u
 
 #define RCOLL_ALGO_NAME_MAX 48
 #define RCOLL_NODE_MAP_MAX 4096
-#define RCOLL_INBOX_BYTES_MAX (1ull << 30) /* 4 (crowded: 16) of them per rank are mapped */
+#define RCOLL_INBOX_BYTES_MAX (1ull << 30) /* 4 of them per rank are mapped (2 boxes, in and out) */
 #define RCOLL_DEPTH_MAX 64 /* RCOLL_DEPTH: 2, 4, 8, 16, 32 or 64 */
 #define RCOLL_TIMEOUT_MAX 1e9             /* seconds: timeout_s * 1e9 fits a uint64_t */
 #define RCOLL_SHOWN_MAX 100               /* a value as quoted in a message (rcoll_config_show) */

@@ -5,8 +5,8 @@
  *
  * Segment: a header page, then one area per local rank. An area holds what others write to
  * that rank and what it publishes, in two rings indexed by the call's sequence number: the
- * lines' (L = RCOLL_DEPTH slots on one node) and the boxes' (B slots: BOX_DEPTH, more where
- * ranks outnumber cores); across nodes both have B.
+ * lines' (L = RCOLL_DEPTH slots on one node) and the boxes' (B = BOX_DEPTH slots); across
+ * nodes both have B.
  *   arrival[L]   its advertisement per line slot (seq mod L): value = seq, payload = user address
  *   done         the last collective it has finished reading (flow control of its slots)
  *   release      its one-step release word (gather-tree barrier root)
@@ -56,15 +56,12 @@
 #define BOUNCE_CHUNK (64 * 1024)
 /* Calls a sender may run ahead of a receiver with data in its inbox or outbox (docs/tuning.md,
  * "Back-to-back rooted calls"). Each box is RCOLL_INBOX_BYTES: a deeper ring takes that much
- * more shared memory and, from 32 slots, keeps large copied data out of cache (allgather
- * 128 KB-1 MB at np=4 went from 0.5-1.0x native to 0.8-2.4x). Where each rank has a core the
- * receiver keeps up and depth gains nothing; where ranks outnumber cores a receiver that lost
- * its core leaves the root waiting for a time slice unless the ring absorbs it (np=4 on 2
- * cores, back-to-back bcast/scatterv/gatherv 64-256 B: 2-5x native at 2 slots, 0.7-1.7x at 8). */
+ * more shared memory and keeps copied data out of cache. Measured where ranks outnumber cores
+ * (np=4 on 2 cores), where depth helps most: 8 boxes took back-to-back bcast/scatterv/gatherv
+ * of 64-256 B with a fixed root from 2-5x native to 0.7-1.7x, but the soak test's mixed calls
+ * ran at 113,000 calls/s instead of 142,000 and its shared memory kept growing (97 -> 142 MB
+ * after the warm-up); 32 boxes took allgather at 128 KB-1 MB from 0.5-1.0x to 0.8-2.4x. */
 #define BOX_DEPTH 2u
-#ifndef BOX_DEPTH_CROWDED /* (a build may try another) */
-#define BOX_DEPTH_CROWDED 8u
-#endif
 
 typedef struct {
     rcoll_line_t chunk; /* value: chunks sent; payload: destination address and length */
@@ -1310,7 +1307,7 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
             s->pub_reader[k] = RCOLL_PULL_EVERY;
         /* Across nodes both rings keep the boxes' depth: a publication's pushed blocks and
          * its readers' word (wait_outbox_free) are tracked per box slot. */
-        s->box_depth = t->node_count == 1 && t->wait->crowded ? BOX_DEPTH_CROWDED : BOX_DEPTH;
+        s->box_depth = BOX_DEPTH;
         s->depth = t->node_count == 1 && t->cfg->depth >= 2 && t->cfg->depth <= RCOLL_DEPTH_MAX
                        ? (unsigned)t->cfg->depth : BOX_DEPTH;
         s->v = t;
@@ -1362,9 +1359,8 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
     }
     if (t->rank == 0)
         rcoll_view_log(t, RCOLL_LOG_INFO, "node transport: %d ranks on %d node(s); rings of %u lines "
-                       "and %u boxes of %zu bytes per rank%s; single copy from %zu bytes%s", t->size,
+                       "and %u boxes of %zu bytes per rank; single copy from %zu bytes%s", t->size,
                        t->node_count, s->depth, s->box_depth, s->base.inbox_bytes,
-                       s->box_depth > BOX_DEPTH ? " (ranks outnumber cores)" : "",
                        s->base.zcopy_threshold, s->base.single_copy ? " (CMA)" : " (no CMA: bounce)");
     *out = &s->base;
     return RCOLL_OK;

@@ -484,8 +484,6 @@ rcoll_status_t rcoll_call_blocking(struct rcoll_team *t, const rcoll_call_t *c)
         return rcoll_team_skip(t);
     if (v == RCOLL_CALL_PASS)
         return rcoll_team_pass(t);
-    if (a.idle && rcoll_team_pass_known(t, c->coll, &st))
-        return st;
     return rcoll_team_run(t, c->coll, &a);
 }
 

@@ -654,6 +654,9 @@ rcoll_status_t rcoll_team_close(struct rcoll_team *t, rcoll_args_t *a, rcoll_sta
 rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *args)
 {
     rcoll_args_t *a = args;
+    rcoll_status_t passed;
+    if (a->idle && rcoll_team_pass_known(t, coll, &passed)) /* before binding and selection */
+        return passed;
     const rcoll_coll_info_t *c = rcoll_coll_info(coll);
     rcoll_team_bind(t, coll, a);
     size_t key = selection_key(c, a);

@@ -126,7 +126,7 @@ rcoll_status_t rcoll_team_skip(struct rcoll_team *team);
  * flow control reads), without entering. Gatherv and scatterv pass in rcoll_team_run, where
  * the algorithm is known: under a composed one every rank runs (coll.h, `idle`). */
 rcoll_status_t rcoll_team_pass(struct rcoll_team *team);
-/* The same pass before any selection, where the algorithm for `coll` is already known to be a
+/* The same pass before any selection (rcoll_team_run tries it first), where the algorithm for `coll` is already known to be a
  * flat one (forced, or chosen by an earlier call of the team and cached: gatherv and scatterv
  * select by team only): true and *st set when it passed, false to take the whole run. An idle
  * rank of a back-to-back loop then costs what a native zero count does (docs/tuning.md). */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bootstrap/oob_fork.h"
@@ -189,63 +190,109 @@ static int judge(const case_t *c, int rank, rcoll_status_t st, double spent, con
     return ok ? 0 : 1;
 }
 
+/* Runs one case in a process of its own and prints its line; exits 0 if it went as it must. */
+static int run_case(const case_t *c)
+{
+    double t0 = now_s();
+    int bad = rcoll_fork_run(4, rank_main, (void *)c, 60);
+    /* rank 2 is killed in scenario 0: exactly that one fails */
+    int good = bad == (c->scenario == 0 ? 1 : 0);
+    printf("%s %s %s: %s, survivors returned an error in %.1f s (%d ranks failed)\n",
+           good ? "ok" : "FAIL", rcoll_coll_name(c->coll), c->algo,
+           c->scenario ? "rank 2 gone before the call" : "rank 2 killed inside, rank 3 absent",
+           now_s() - t0, bad);
+    fflush(stdout);
+    return good ? 0 : 1;
+}
+
+/* Is this case run here (TEST_ALGO, TEST_COLL, TEST_COMPOSED, one node or across)? */
+static bool wanted(rcoll_coll_t coll, const char *a)
+{
+    const char *only = getenv("TEST_ALGO"); /* "coll:algo", for a single case */
+    const char *colls = getenv("TEST_COLL"); /* "barrier,bcast": those collectives */
+    char name[96], key[40];
+    snprintf(name, sizeof name, "%s:%s", rcoll_coll_name(coll), a);
+    snprintf(key, sizeof key, ",%s,", rcoll_coll_name(coll));
+    char list[256];
+    snprintf(list, sizeof list, ",%s,", colls ? colls : "");
+    if ((only && strcmp(only, name)) || (colls && !strstr(list, key)))
+        return false;
+    /* Node-aware algorithms only with TEST_COMPOSED=only (a layout where they run, a leader
+     * among the dead); elsewhere they would be their fallback again. */
+    const char *comp = getenv("TEST_COMPOSED");
+    const rcoll_algo_t *al = rcoll_algo_find(coll, a);
+    if (al->composed != (comp && !strcmp(comp, "only")))
+        return false;
+    /* A reduction fails as the calls it is made of do (each tested here): across nodes
+     * allreduce gather_all stands for the nested ones (and the node-aware hier); on one node
+     * the one-step forms, allreduce's nested ones, scan. */
+    static const char *const one_node[] = {
+        "allreduce:direct_read", "allreduce:gather_all", "allreduce:reduce_scatter_allgather",
+        "reduce:direct_read", "reduce_scatter_block:direct_read", "reduce_scatter:direct",
+        "scan:direct"};
+    bool across = getenv("RCOLL_PPN") || getenv("RCOLL_NODE_MAP"), listed = false;
+    for (size_t k = 0; k < sizeof one_node / sizeof *one_node; k++)
+        listed |= strcmp(name, one_node[k]) == 0;
+    return !(rcoll_coll_info(coll)->reduction && !al->composed &&
+             (across ? strcmp(name, "allreduce:gather_all") != 0 : !listed));
+}
+
+#define MAX_CASES 256
+
+/* Every case, TEST_PARALLEL (default 3) at a time, each in a process of its own: a case spends
+ * most of its time waiting for the timeout, its survivors asleep (suite time). */
 int main(void)
 {
     char env[32];
     snprintf(env, sizeof env, "%g", TIMEOUT_S);
     setenv("RCOLL_TIMEOUT", env, 1);
-    int passed = 0, failed = 0;
-    char failures[1024] = ""; /* repeated at the end, where a shortened log still shows it */
-    size_t used = 0;
+    static case_t cases[MAX_CASES];
+    int ncases = 0;
     for (int scenario = 0; scenario < 2; scenario++)
         for (int coll = 0; coll < RCOLL_COLL_COUNT; coll++) {
-            char names[256], *save = NULL;
-            rcoll_algo_names((rcoll_coll_t)coll, names, sizeof names);
-            for (char *a = strtok_r(names, ", ", &save); a; a = strtok_r(NULL, ", ", &save)) {
-                const char *only = getenv("TEST_ALGO"); /* "coll:algo", for a single case */
-                const char *colls = getenv("TEST_COLL"); /* "barrier,bcast": those collectives */
-                char name[96], key[40];
-                snprintf(name, sizeof name, "%s:%s", rcoll_coll_name((rcoll_coll_t)coll), a);
-                snprintf(key, sizeof key, ",%s,", rcoll_coll_name((rcoll_coll_t)coll));
-                char list[256];
-                snprintf(list, sizeof list, ",%s,", colls ? colls : "");
-                if ((only && strcmp(only, name)) || (colls && !strstr(list, key)))
-                    continue;
-                /* Node-aware algorithms only with TEST_COMPOSED=only (a layout where they run,
-                 * a leader among the dead); elsewhere they would be their fallback again. */
-                const char *comp = getenv("TEST_COMPOSED");
-                const rcoll_algo_t *al = rcoll_algo_find((rcoll_coll_t)coll, a);
-                if (al->composed != (comp && !strcmp(comp, "only")))
-                    continue;
-                /* A reduction fails as the calls it is made of do (each tested here): across
-                 * nodes allreduce gather_all stands for the nested ones (and the node-aware
-                 * hier); on one node the one-step forms, allreduce's nested ones, scan. */
-                static const char *const one_node[] = {
-                    "allreduce:direct_read", "allreduce:gather_all", "allreduce:reduce_scatter_allgather",
-                    "reduce:direct_read", "reduce_scatter_block:direct_read", "reduce_scatter:direct",
-                    "scan:direct"};
-                bool across = getenv("RCOLL_PPN") || getenv("RCOLL_NODE_MAP"), listed = false;
-                for (size_t k = 0; k < sizeof one_node / sizeof *one_node; k++)
-                    listed |= strcmp(name, one_node[k]) == 0;
-                if (rcoll_coll_info((rcoll_coll_t)coll)->reduction && !al->composed &&
-                    (across ? strcmp(name, "allreduce:gather_all") != 0 : !listed))
-                    continue;
-                case_t c = {(rcoll_coll_t)coll, a, scenario};
-                double t0 = now_s();
-                int bad = rcoll_fork_run(4, rank_main, &c, 60);
-                /* rank 2 is killed in scenario 0: exactly that one fails */
-                int good = bad == (scenario == 0 ? 1 : 0);
-                printf("%s %s %s: %s, survivors returned an error in %.1f s\n", good ? "ok" : "FAIL",
-                       rcoll_coll_name(c.coll), a,
-                       scenario ? "rank 2 gone before the call" : "rank 2 killed inside, rank 3 absent",
-                       now_s() - t0);
-                fflush(stdout);
+            char *save = NULL, list[256];
+            rcoll_algo_names((rcoll_coll_t)coll, list, sizeof list);
+            for (char *a = strtok_r(list, ", ", &save); a; a = strtok_r(NULL, ", ", &save))
+                if (wanted((rcoll_coll_t)coll, a) && ncases < MAX_CASES) {
+                    const rcoll_algo_t *al = rcoll_algo_find((rcoll_coll_t)coll, a);
+                    cases[ncases++] = (case_t){(rcoll_coll_t)coll, al->name, scenario};
+                }
+        }
+    const char *par_env = getenv("TEST_PARALLEL");
+    int par = par_env && atoi(par_env) > 0 ? atoi(par_env) : 3;
+    pid_t pids[MAX_CASES] = {0};
+    int passed = 0, failed = 0, running = 0, next = 0;
+    char failures[1024] = ""; /* repeated at the end, where a shortened log still shows it */
+    size_t used = 0;
+    fflush(NULL);
+    while (next < ncases || running > 0) {
+        if (next < ncases && running < par) {
+            pid_t pid = fork();
+            if (pid == 0)
+                _exit(run_case(&cases[next]));
+            if (pid < 0) {
+                perror("fork");
+                return 1;
+            }
+            pids[next++] = pid;
+            running++;
+            continue;
+        }
+        int status;
+        pid_t pid = wait(&status);
+        if (pid < 0)
+            break;
+        for (int i = 0; i < next; i++)
+            if (pids[i] == pid) {
+                running--;
+                bool good = WIFEXITED(status) && WEXITSTATUS(status) == 0;
                 good ? passed++ : failed++;
                 if (!good && used < sizeof failures)
-                    used += (size_t)snprintf(failures + used, sizeof failures - used, " %s(scenario %d, %d ranks failed)",
-                                             name, scenario, bad);
+                    used += (size_t)snprintf(failures + used, sizeof failures - used, " %s:%s(scenario %d)",
+                                             rcoll_coll_name(cases[i].coll), cases[i].algo,
+                                             cases[i].scenario);
             }
-        }
+    }
     if (failed)
         printf("failed cases:%s\n", failures);
     printf("%d passed, %d failed\n", passed, failed);

@@ -1,7 +1,7 @@
 /* Multi-process correctness matrix: every algorithm of every collective x team sizes 1..9 and
  * 16 x sizes 0, 1, 7, 64, 1001, 4095, 4096, 4097, 65539, 1 MB+5 and 4 MB (skipped where one
- * buffer would pass 32 MB) x in-place or not x back-to-back calls (50; 4 for blocks of 1 MB and
- * more, whose check dominates), the root moving with every call (every root is used), every
+ * buffer, or allgather's result, would pass 32 MB) x in-place or not x back-to-back calls (50;
+ * 4 for blocks of 1 MB and more, whose check dominates), the root moving with every call (every root is used), every
  * call's data checked, and for the v-forms uneven, sparse (neighbours only) and skewed (one
  * hot rank) counts in turn, displacements in reverse order with gaps that must stay
  * untouched. Ranks are real processes forked by the test launcher, more of them than cores; random short stalls make fast ranks run ahead into the
@@ -14,8 +14,9 @@
  * --flat or --composed (only the flat or only the node-aware algorithms; these run where the
  * team spans nodes with several ranks on one, --nodes or RCOLL_NODE_MAP, unless --algo names
  * one).
- * For each collective and team size one set of processes runs every algorithm in turn on one
- * team (back to back: sequence numbers continue from one algorithm to the next). */
+ * For each team size one set of processes runs every algorithm of every collective in turn on
+ * one team (back to back: sequence numbers continue from one algorithm to the next; one process
+ * start-up per team size, which over a network library costs tenths of a second each). */
 #include <sched.h>
 #include <stdint.h>
 #include <stdatomic.h>
@@ -31,14 +32,15 @@
 #include "select/select.h"
 
 #define MAX_CALLS 50
-#define MAX_ALGOS 16
+#define MAX_ALGOS 128 /* (collective, algorithm) pairs one set of processes runs */
 
 /* One set of processes (one team) runs every algorithm of `algos` in turn, back to back on the
  * same team: fewer process start-ups (a network library's initialization costs ~0.1 s of CPU
  * per process) and sequence numbers shared across algorithms. */
 typedef struct {
-    rcoll_coll_t coll;
-    const char *algo; /* the one running */
+    rcoll_coll_t coll; /* the one running */
+    const char *algo;  /* ... and its algorithm */
+    rcoll_coll_t colls[MAX_ALGOS];
     const char *algos[MAX_ALGOS];
     int nalgos;
     const size_t *sizes;
@@ -430,6 +432,10 @@ static int run_data(rcoll_team_t *team, const job_t *job, int rank, int size)
         if (job->coll != RCOLL_COLL_ALLGATHER && job->coll != RCOLL_COLL_BCAST && size > 1 &&
             len > MAX_TOTAL_BYTES)
             continue;
+        /* allgather: up to 32 MB gathered (4 MB blocks up to 8 ranks, 1 MB+5 at every size;
+         * beyond, the check of 4 MB x 16 x every algorithm took a minute of the suite). */
+        if (job->coll == RCOLL_COLL_ALLGATHER && (size_t)size * bytes > MAX_TOTAL_BYTES)
+            continue;
         int calls = bytes >= (1u << 20) ? 4 : job->calls;
         unsigned char *rbuf = malloc(len), *sbuf = malloc(len);
         if (!rbuf || !sbuf)
@@ -492,6 +498,7 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
     int rc = 0;
     for (int i = 0; i < all->nalgos && !rc; i++) {
         job_t one = *all;
+        one.coll = all->colls[i];
         one.algo = all->algos[i];
         one.arrivals = all->arrivals + i * MAX_CALLS;
         const job_t *job = &one;
@@ -502,6 +509,9 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
         }
         rc = job->coll == RCOLL_COLL_BARRIER ? run_barrier(team, job, rank, oob->size)
                                              : run_data(team, job, rank, oob->size);
+        /* The next collective runs beside the decision for this one, as in a program. */
+        if (i + 1 == all->nalgos || all->colls[i + 1] != job->coll)
+            rcoll_team_force_algorithm(team, job->coll, NULL);
     }
     rcoll_team_destroy(team);
     rcoll_context_destroy(ctx);
@@ -574,15 +584,20 @@ static void run_one(job_t *job, int np, int nodes, int *passed, int *failed)
     if (nodes)
         set_node_map(np, nodes, map, sizeof map);
     memset((void *)job->arrivals, 0, MAX_ALGOS * MAX_CALLS * sizeof *job->arrivals);
-    int bad = rcoll_fork_run(np, rank_main, job, 600);
+    int bad = rcoll_fork_run(np, rank_main, job, 1800);
     const char *wait = getenv("RCOLL_WAIT");
-    char names[512] = "";
-    for (int i = 0, n = 0; i < job->nalgos; i++)
-        n += snprintf(names + n, sizeof names - (size_t)n, "%s%s", i ? "," : "", job->algos[i]);
-    printf("%s %s %s p=%d (%d sizes x 2 in-place x %d calls%s%s%s%s)\n", bad ? "FAIL" : "ok",
-           rcoll_coll_name(job->coll), names, np,
-           job->coll == RCOLL_COLL_BARRIER ? 0 : job->nsizes, job->calls, wait ? ", RCOLL_WAIT=" : "",
-           wait ? wait : "", map[0] ? ", nodes " : "", map);
+    char names[2048] = "";
+    size_t n = 0;
+    for (int i = 0; i < job->nalgos && n < sizeof names; i++) {
+        bool first = i == 0 || job->colls[i - 1] != job->colls[i];
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s%s", i == 0 ? "" : first ? "; " : ",",
+                              first ? rcoll_coll_name(job->colls[i]) : "", "");
+        if (n < sizeof names)
+            n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", first ? " " : "", job->algos[i]);
+    }
+    printf("%s p=%d (%d sizes x 2 in-place x %d calls%s%s%s%s): %s\n", bad ? "FAIL" : "ok", np,
+           job->nsizes, job->calls, wait ? ", RCOLL_WAIT=" : "", wait ? wait : "",
+           map[0] ? ", nodes " : "", map, names);
     fflush(stdout);
     (bad ? (*failed)++ : (*passed)++);
 }
@@ -618,26 +633,26 @@ int main(int argc, char **argv)
             nnp = 3;
             nps[0] = 2, nps[1] = 3, nps[2] = 5;
         }
-        for (int c = 0; c < RCOLL_COLL_COUNT; c++) {
-            const rcoll_coll_info_t *ci = rcoll_coll_info((rcoll_coll_t)c);
-            if ((only_coll && !listed(only_coll, ci->name)) || ci->reduction)
-                continue; /* the reductions: test_reduce */
-            job.coll = ci->coll;
-            for (int i = 0; i < nnp; i++) {
-                /* Composed algorithms only where they run (else they are their fallback). */
-                int composed_run = composed_applies(nps[i], nodes);
-                job.nalgos = 0;
+        for (int i = 0; i < nnp; i++) {
+            /* Composed algorithms only where they run (else they are their fallback). */
+            int composed_run = composed_applies(nps[i], nodes);
+            job.nalgos = 0;
+            for (int c = 0; c < RCOLL_COLL_COUNT; c++) {
+                const rcoll_coll_info_t *ci = rcoll_coll_info((rcoll_coll_t)c);
+                if ((only_coll && !listed(only_coll, ci->name)) || ci->reduction)
+                    continue; /* the reductions: test_reduce */
                 for (int k = 0; ci->algos[k] && job.nalgos < MAX_ALGOS; k++) {
                     const rcoll_algo_t *al = ci->algos[k];
                     int kind = al->composed ? 2 : 1;
                     if ((only_algo && strcmp(only_algo, al->name)) || !(kinds & kind) ||
                         (al->composed && !composed_run && !only_algo))
                         continue;
+                    job.colls[job.nalgos] = ci->coll;
                     job.algos[job.nalgos++] = al->name;
                 }
-                if (job.nalgos)
-                    run_one(&job, nps[i], nodes, &passed, &failed);
             }
+            if (job.nalgos)
+                run_one(&job, nps[i], nodes, &passed, &failed);
         }
     }
     printf("%d passed, %d failed\n", passed, failed);

@@ -23,9 +23,11 @@ SRC_TESTS=$(cd "$(dirname "$0")" && pwd)
 LOG=$(mktemp -d "${TMPDIR:-/tmp}/rcoll-mpi-tests.XXXXXX")
 trap 'rm -rf "$LOG"' EXIT
 
-passed=0
-failed=0
 start=$(date +%s)
+: >"$LOG/results"
+# Runs go RCOLL_MPI_TEST_JOBS (default 2) at a time where they are started with `par` (Open MPI's
+# and the forced-algorithm sweeps; MPICH's own busy-poll, so its other runs go one at a time).
+jobs_max=${RCOLL_MPI_TEST_JOBS:-2}
 
 # Open MPI as root, on a machine with fewer cores than ranks.
 OMPI_RUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
@@ -75,10 +77,10 @@ run() {
     tmo=$((tmo * ${RCOLL_TEST_TIMEOUT_SCALE:-4}))
     local path="$BUILD/$exe$suffix"
     local name="$flavor np=$np $exe${args[*]+ ${args[*]}}${envs[*]+ [${envs[*]}]}"
-    local out="$LOG/run.out"
+    local out="$LOG/run.$BASHPID.out"
     if [ ! -x "$path" ]; then
         echo "FAIL $name: $path not built"
-        failed=$((failed + 1))
+        echo fail >>"$LOG/results"
         return
     fi
     local t0 rc=0 why=""
@@ -90,7 +92,8 @@ run() {
         why="timed out after ${tmo}s"
     elif [ $rc -ne 0 ]; then
         why="exit status $rc"
-    elif ! grep -q "^OK $exe" "$out"; then
+    # (anywhere in a line: Open MPI may forward another rank's log line in pieces around it)
+    elif ! grep -Eq "OK $exe( |$)" "$out"; then
         why="no 'OK $exe' line"
     elif [ "$check" = log ] && ! grep -q '^rcoll' "$out"; then
         why="no line from rcoll in the output"
@@ -119,16 +122,26 @@ run() {
             grep -Eq "$re" "$out" || why="$why the log never shows rcoll running $c;"
         done
     fi
+    # One write per run: runs in parallel do not interleave their lines.
+    local report
     if [ -z "$why" ]; then
-        echo "PASS $name ($((tenths / 10)).$((tenths % 10)) s)"
-        grep "^OK $exe" "$out" | head -1 | sed 's/^/     /'
-        if [ "$check" = log ]; then grep -m 2 '^rcoll' "$out" | sed 's/^/     /'; fi
-        passed=$((passed + 1))
+        report=$(echo "PASS $name ($((tenths / 10)).$((tenths % 10)) s)"
+            grep -Eo "OK $exe( .*|$)" "$out" | head -1 | sed 's/^/     /'
+            if [ "$check" = log ]; then grep -m 2 '^rcoll' "$out" | sed 's/^/     /'; fi)
+        echo pass >>"$LOG/results"
     else
-        echo "FAIL $name: $why"
-        tail -n 25 "$out" | sed 's/^/     /'
-        failed=$((failed + 1))
+        report=$(echo "FAIL $name: $why"
+            tail -n 25 "$out" | sed 's/^/     /')
+        echo fail >>"$LOG/results"
     fi
+    printf '%s\n' "$report"
+    rm -f "$out"
+}
+
+# par ARGS...: `run ARGS...` in the background, at most jobs_max at a time (collect with wait).
+par() {
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+    run "$@" &
 }
 
 have_ompi=0
@@ -182,15 +195,16 @@ run_forced() {
     for i in "${!ag_algos[@]}"; do
         a=${ag_algos[$i]}
         b=${bar_algos[$((i % ${#bar_algos[@]}))]}
-        run "$1" "$2" 120 "algos:$a,$b" test_mpi_basic "$3" -- RCOLL_LOG=info \
+        par "$1" "$2" 120 "algos:$a,$b" test_mpi_basic "$3" -- RCOLL_LOG=info \
             "RCOLL_ALLGATHER_ALGO=$a" "RCOLL_BARRIER_ALGO=$b" $(nodes_for "$a" "$b")
     done
     # barrier algorithms not paired above
     for ((i = ${#ag_algos[@]}; i < ${#bar_algos[@]}; i++)); do
         b=${bar_algos[$i]}
-        run "$1" "$2" 120 "algos:$b" test_mpi_basic "$3" -- RCOLL_LOG=info "RCOLL_BARRIER_ALGO=$b" \
+        par "$1" "$2" 120 "algos:$b" test_mpi_basic "$3" -- RCOLL_LOG=info "RCOLL_BARRIER_ALGO=$b" \
             $(nodes_for "$b")
     done
+    wait
 }
 
 # The collectives of test_mpi_colls: each must show in the log, and each of its algorithms is
@@ -203,10 +217,11 @@ run_forced_colls() {
     for c in "${colls[@]}"; do
         var="RCOLL_$(echo "$c" | tr '[:lower:]' '[:upper:]')_ALGO"
         for a in $(algos_of "$c"); do
-            run "$1" "$2" 120 "ran:$c=$a" test_mpi_colls 1 "$c" -- RCOLL_LOG=info "$var=$a" \
+            par "$1" "$2" 120 "ran:$c=$a" test_mpi_colls 1 "$c" -- RCOLL_LOG=info "$var=$a" \
                 $(nodes_for "$a")
         done
     done
+    wait
 }
 # The reductions of test_mpi_reduce: each must show in the log, and where a reduction has
 # several algorithms each is forced once through the drop-in (test_mpi_reduce's quick subset).
@@ -220,10 +235,11 @@ run_forced_reds() {
         list=($(algos_of "$c"))
         [ ${#list[@]} -gt 1 ] || continue
         for a in "${list[@]}"; do
-            run "$1" "$2" 120 "ran:$c=$a" test_mpi_reduce 1 quick -- RCOLL_LOG=info "$var=$a" \
+            par "$1" "$2" 120 "ran:$c=$a" test_mpi_reduce 1 quick -- RCOLL_LOG=info "$var=$a" \
                 $(nodes_for "$a")
         done
     done
+    wait
 }
 # Open MPI 4.1's own MPI_Allgatherv (coll/tuned's fixed decision) picks its algorithm from the
 # send type's size, so ranks whose send types differ (test_mpi_colls does that) take different
@@ -249,84 +265,84 @@ known=" test_mpi_basic test_mpi_colls test_mpi_comm_cycles test_mpi_errors test_
 
 if [ $have_ompi -eq 1 ]; then
     echo "== Open MPI ($BUILD/librcoll-mpi.so)"
-    run ompi 1 60 none test_mpi_basic 20
-    run ompi 3 120 none test_mpi_basic 20
-    run ompi 4 120 none test_mpi_basic 20
-    run ompi 5 120 none test_mpi_basic 10
-    run ompi 2 60 log test_mpi_basic 1 -- RCOLL_LOG=info
+    par ompi 1 60 none test_mpi_basic 20
+    par ompi 3 120 none test_mpi_basic 20
+    par ompi 4 120 none test_mpi_basic 20
+    par ompi 5 120 none test_mpi_basic 10
+    par ompi 2 60 log test_mpi_basic 1 -- RCOLL_LOG=info
     forced ompi && [ ${#ag_algos[@]} -gt 0 ] && [ ${#bar_algos[@]} -gt 0 ] && run_forced ompi 5 2
     # A configuration rcoll rejects (it says so): every collective must still work, by PMPI_.
-    run ompi 3 60 log test_mpi_basic 2 -- RCOLL_LOG=not-a-level
-    run ompi 1 60 none test_mpi_colls 2
-    run ompi 2 120 none test_mpi_colls 2
-    run ompi 3 120 none test_mpi_colls 2
-    run ompi 4 120 none test_mpi_colls 1
-    run ompi 5 150 none test_mpi_colls 1
-    run ompi 3 120 "ran:$all_colls" test_mpi_colls 1 -- RCOLL_LOG=info
+    par ompi 3 60 log test_mpi_basic 2 -- RCOLL_LOG=not-a-level
+    par ompi 1 60 none test_mpi_colls 2
+    par ompi 2 120 none test_mpi_colls 2
+    par ompi 3 120 none test_mpi_colls 2
+    par ompi 4 120 none test_mpi_colls 1
+    par ompi 5 150 none test_mpi_colls 1
+    par ompi 3 120 "ran:$all_colls" test_mpi_colls 1 -- RCOLL_LOG=info
     # Across emulated nodes (every rank its own node, then 2+2+1): rcoll over UCX tcp.
-    run ompi 3 150 "ran:$all_colls" test_mpi_colls 1 -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp
-    run ompi 5 150 none test_mpi_colls 1 -- RCOLL_PPN=2 UCX_TLS=tcp
+    par ompi 3 150 "ran:$all_colls" test_mpi_colls 1 -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp
+    par ompi 5 150 none test_mpi_colls 1 -- RCOLL_PPN=2 UCX_TLS=tcp
     if forced ompi; then run_forced_colls ompi 5; fi
-    run ompi 3 120 quiet test_mpi_colls 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info "${OMPI_AGV_FIX[@]}"
+    par ompi 3 120 quiet test_mpi_colls 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info "${OMPI_AGV_FIX[@]}"
     # Reductions (test_mpi_reduce): every predefined operation and type, user operations,
     # derived types, against a serial reference; on one node, then across emulated nodes.
-    run ompi 1 60 none test_mpi_reduce
-    run ompi 2 90 none test_mpi_reduce
-    run ompi 3 90 none test_mpi_reduce
-    run ompi 5 120 none test_mpi_reduce
-    run ompi 3 90 "ran:$all_reds" test_mpi_reduce 1 quick -- RCOLL_LOG=info
-    run ompi 3 90 "ran:$all_reds" test_mpi_reduce 1 quick -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp
-    run ompi 5 120 none test_mpi_reduce 1 quick -- RCOLL_PPN=2 UCX_TLS=tcp
+    par ompi 1 60 none test_mpi_reduce
+    par ompi 2 90 none test_mpi_reduce
+    par ompi 3 90 none test_mpi_reduce
+    par ompi 5 120 none test_mpi_reduce
+    par ompi 3 90 "ran:$all_reds" test_mpi_reduce 1 quick -- RCOLL_LOG=info
+    par ompi 3 90 "ran:$all_reds" test_mpi_reduce 1 quick -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp
+    par ompi 5 120 none test_mpi_reduce 1 quick -- RCOLL_PPN=2 UCX_TLS=tcp
     if forced ompi && [ "${RCOLL_MPI_FORCED_REDS:-1}" = 1 ]; then run_forced_reds ompi 4; fi
     # Leak checks: a leak of one descriptor, segment or 4 KB per cycle shows in 3000 cycles.
-    run ompi 4 150 none test_mpi_comm_cycles 3000
+    par ompi 4 150 none test_mpi_comm_cycles 3000
     # Erroneous calls: the erroneous rank reports, nobody hangs or is written past, and the
     # communicator's next collectives work (one node, then 2+2+1 emulated nodes over UCX tcp).
-    run ompi 2 60 none test_mpi_errors 3
-    run ompi 4 60 none test_mpi_errors 2
-    run ompi 5 90 none test_mpi_errors 1 -- RCOLL_PPN=2 UCX_TLS=tcp
+    par ompi 2 60 none test_mpi_errors 3
+    par ompi 4 60 none test_mpi_errors 2
+    par ompi 5 90 none test_mpi_errors 1 -- RCOLL_PPN=2 UCX_TLS=tcp
     # The soak (tools/rcoll_soak.c) in short: mixed collectives on several communicators at
     # once, rotating roots, no barrier, data checked every 7th call; memory, fds, /dev/shm.
-    run ompi 4 120 none rcoll-soak 30000 -c 7
-    run ompi 3 120 none rcoll-soak 4000 -c 3 -s 2 -- RCOLL_PPN=2 UCX_TLS=tcp
-    run ompi 1 60 none test_mpi_comm_cycles 1000
-    run ompi 2 60 none test_mpi_intercomm_disable 10
-    run ompi 5 60 none test_mpi_intercomm_disable 5
-    run ompi 4 60 quiet test_mpi_intercomm_disable 5 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
+    par ompi 4 120 none rcoll-soak 30000 -c 7
+    par ompi 3 120 none rcoll-soak 4000 -c 3 -s 2 -- RCOLL_PPN=2 UCX_TLS=tcp
+    par ompi 1 60 none test_mpi_comm_cycles 1000
+    par ompi 2 60 none test_mpi_intercomm_disable 10
+    par ompi 5 60 none test_mpi_intercomm_disable 5
+    par ompi 4 60 quiet test_mpi_intercomm_disable 5 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
     # Nonblocking collectives (test_mpi_nb; "strict": the statuses are the drop-in's): on one
     # node by one-sided completion (the log shows each form ran as an rcoll request); across
     # emulated nodes with a progress thread; in "caller" mode (emulated nodes, no thread) the
     # drop-in gives them to MPI and says so; and all through MPI with the drop-in disabled.
-    run ompi 1 60 none test_mpi_nb 2 strict
-    run ompi 2 90 "req:$nb_forms" test_mpi_nb 2 strict -- RCOLL_LOG=info
-    run ompi 3 90 none test_mpi_nb 2 strict
-    run ompi 5 120 none test_mpi_nb 1 strict
-    run ompi 3 120 "req:$nb_forms" test_mpi_nb 1 strict -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp \
+    par ompi 1 60 none test_mpi_nb 2 strict
+    par ompi 2 90 "req:$nb_forms" test_mpi_nb 2 strict -- RCOLL_LOG=info
+    par ompi 3 90 none test_mpi_nb 2 strict
+    par ompi 5 120 none test_mpi_nb 1 strict
+    par ompi 3 120 "req:$nb_forms" test_mpi_nb 1 strict -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp \
         RCOLL_PROGRESS=thread
-    run ompi 3 120 log test_mpi_nb 1 -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp
-    run ompi 3 60 quiet test_mpi_nb 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
-    run ompi 3 90 none test_mpi_nb 2 strict threads
+    par ompi 3 120 log test_mpi_nb 1 -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp
+    par ompi 3 60 quiet test_mpi_nb 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
+    par ompi 3 90 none test_mpi_nb 2 strict threads
     # Nonblocking reductions (test_mpi_reduce_nb): on one node, across emulated nodes with a
     # progress thread (user operations there go to MPI: no MPI_THREAD_MULTIPLE), all through
     # MPI; and the pair types with padding (MPI_DOUBLE_INT ...), which run on rcoll, blocking
     # and nonblocking.
-    run ompi 1 60 none test_mpi_reduce_nb 3 strict
-    run ompi 3 90 "req:$rnb_forms" test_mpi_reduce_nb 2 strict -- RCOLL_LOG=info
-    run ompi 5 120 none test_mpi_reduce_nb 2 strict
-    run ompi 3 120 "req:$rnb_forms" test_mpi_reduce_nb 1 strict -- RCOLL_LOG=info RCOLL_PPN=1 \
+    par ompi 1 60 none test_mpi_reduce_nb 3 strict
+    par ompi 3 90 "req:$rnb_forms" test_mpi_reduce_nb 2 strict -- RCOLL_LOG=info
+    par ompi 5 120 none test_mpi_reduce_nb 2 strict
+    par ompi 3 120 "req:$rnb_forms" test_mpi_reduce_nb 1 strict -- RCOLL_LOG=info RCOLL_PPN=1 \
         UCX_TLS=tcp RCOLL_PROGRESS=thread
-    run ompi 3 60 quiet test_mpi_reduce_nb 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
-    run ompi 3 60 "ran:$all_reds" test_mpi_reduce_nb 1 pairs-blocking -- RCOLL_LOG=info
-    run ompi 3 60 "req:$rnb_forms" test_mpi_reduce_nb 1 pairs-nb -- RCOLL_LOG=info
+    par ompi 3 60 quiet test_mpi_reduce_nb 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
+    par ompi 3 60 "ran:$all_reds" test_mpi_reduce_nb 1 pairs-blocking -- RCOLL_LOG=info
+    par ompi 3 60 "req:$rnb_forms" test_mpi_reduce_nb 1 pairs-nb -- RCOLL_LOG=info
     # MPI_THREAD_MULTIPLE: 3 threads, each on its own communicator, through rcoll; across
     # emulated nodes the drop-in steps aside (its teams would share one UCX worker) and says so.
-    run ompi 3 60 "ran:barrier,allgather,alltoall,bcast,gather,scatter,allgatherv,alltoallv,gatherv,scatterv" \
+    par ompi 3 60 "ran:barrier,allgather,alltoall,bcast,gather,scatter,allgatherv,alltoallv,gatherv,scatterv" \
         test_mpi_thread_multiple 100 -- RCOLL_LOG=info
-    run ompi 3 60 log test_mpi_thread_multiple 30 -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp
+    par ompi 3 60 log test_mpi_thread_multiple 30 -- RCOLL_LOG=info RCOLL_PPN=1 UCX_TLS=tcp
     # mpi4py (MPI_THREAD_MULTIPLE by default) through rcoll: Debian's python3-mpi4py, Open MPI.
     if /usr/bin/python3 -c 'import mpi4py, numpy' 2>/dev/null; then
         ln -sf "$SRC_TESTS/mpi4py_check.py" "$BUILD/mpi4py_check"
-        run ompi 3 120 ran:barrier,allgather,alltoall,bcast,gather,scatter,allgatherv \
+        par ompi 3 120 ran:barrier,allgather,alltoall,bcast,gather,scatter,allgatherv \
             mpi4py_check -- RCOLL_LOG=info
     else
         echo "SKIP mpi4py_check: /usr/bin/python3 cannot import mpi4py and numpy" \
@@ -334,8 +350,9 @@ if [ $have_ompi -eq 1 ]; then
     fi
     for src in "$SRC_TESTS"/*.c; do
         t=$(basename "$src" .c)
-        case "$known" in *" $t "*) ;; *) run ompi 3 60 none "$t" ;; esac
+        case "$known" in *" $t "*) ;; *) par ompi 3 60 none "$t" ;; esac
     done
+    wait
 fi
 
 if [ $have_mpich -eq 1 ]; then
@@ -387,6 +404,9 @@ if [ $have_mpich -eq 1 ]; then
     done
 fi
 
+wait
+passed=$(grep -c '^pass' "$LOG/results")
+failed=$(grep -c '^fail' "$LOG/results")
 echo "total time $(( $(date +%s) - start )) s"
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

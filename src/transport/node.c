@@ -110,8 +110,10 @@ typedef struct {
     uint64_t *heard;          /* per team rank on another node: the last collective it was heard in */
     uint64_t *pulled_from;    /* ... the last collective in which I read its outbox */
     uint64_t read_any;        /* the last collective in which I read an outbox on another node */
-    uint64_t pub_seq[RCOLL_DEPTH_MAX]; /* per ring slot: the call of my last publication (0: none) */
+    uint64_t pub_seq[RCOLL_DEPTH_MAX]; /* per box slot: the call of my last publication (0: none) */
     int pub_reader[RCOLL_DEPTH_MAX];   /* ... and its readers (tl->pull_reader then) */
+    uint64_t box_last[RCOLL_DEPTH_MAX];  /* per box slot: my last call that wrote my outbox there */
+    uint64_t line_last[RCOLL_DEPTH_MAX]; /* per line slot: my last call that wrote my published line */
     unsigned depth;           /* lines' ring: slots per peer (RCOLL_DEPTH, a power of two) */
     unsigned box_depth;       /* boxes' ring (inboxes, outboxes, pushed blocks): BOX_DEPTH */
     unsigned char *seg;
@@ -624,18 +626,24 @@ static rcoll_status_t net_wait_done(shm_tl_t *s, int peer, uint64_t need)
     }
 }
 
+/* Until the peer has finished collective `need` (0: at once). */
+static rcoll_status_t wait_peer_done(shm_tl_t *s, int peer, uint64_t need)
+{
+    if (need == 0 || s->peer_done_seen[peer] >= need)
+        return RCOLL_OK;
+    if (is_remote(s, peer))
+        return net_wait_done(s, peer, need);
+    rcoll_line_t *done = &head_of(s, peer)->done;
+    rcoll_status_t st = wait_line(s, done, need, peer);
+    s->peer_done_seen[peer] = atomic_load_explicit(&done->value, memory_order_relaxed);
+    return st;
+}
+
 /* The peer's slot of seq in a ring of `depth` (its lines' or its boxes') is free once it has
  * finished collective seq-depth. */
 static rcoll_status_t wait_slots_free(shm_tl_t *s, int peer, uint64_t seq, unsigned depth)
 {
-    if (seq <= depth || s->peer_done_seen[peer] >= seq - depth)
-        return RCOLL_OK;
-    if (is_remote(s, peer))
-        return net_wait_done(s, peer, seq - depth);
-    rcoll_line_t *done = &head_of(s, peer)->done;
-    rcoll_status_t st = wait_line(s, done, seq - depth, peer);
-    s->peer_done_seen[peer] = atomic_load_explicit(&done->value, memory_order_relaxed);
-    return st;
+    return wait_peer_done(s, peer, seq > depth ? seq - depth : 0);
 }
 
 /* The signal that follows a single-copy put to a rank on another node. */
@@ -883,18 +891,27 @@ static bool net_reads(int readers, int peer)
     return readers == RCOLL_PULL_EVERY || readers == peer;
 }
 
-/* My outbox slot of seq is free once every local peer has finished collective seq-D, and my
- * pushed blocks of that slot at ranks on other nodes once those that read my last publication
- * of that slot (and only they) have said so (net_tell_read): a rank on another node that read
- * nothing of it may have left for native MPI, where a read of its done word would never be
- * served (reduce: a rank that is not the root waits for nobody). */
-static rcoll_status_t wait_outbox_free(shm_tl_t *s, uint64_t seq, unsigned depth)
+/* My publication slots of seq are free once every local peer has finished the call of my last
+ * publication there (its published line's slot, and its outbox slot when `box`): a root that
+ * publishes every P-th call waits for calls P back, not D back. My pushed blocks of that box
+ * slot at ranks on other nodes are free once those that read my last publication of that slot
+ * (and only they) have said so (net_tell_read): a rank on another node that read nothing of it
+ * may have left for native MPI, where a read of its done word would never be served (reduce: a
+ * rank that is not the root waits for nobody). */
+static rcoll_status_t wait_outbox_free(shm_tl_t *s, uint64_t seq, bool box)
 {
-    unsigned k = box_of(s, seq);
+    unsigned k = box_of(s, seq), j = slot_of(s, seq);
     uint64_t last = s->pub_seq[k];
     int readers = s->pub_reader[k];
+    /* A slot this call already wrote (a publication staged again from its start) was waited for. */
+    uint64_t need = s->line_last[j] == seq ? 0 : s->line_last[j];
+    if (box && s->box_last[k] != seq && s->box_last[k] > need)
+        need = s->box_last[k];
     s->pub_seq[k] = seq;
     s->pub_reader[k] = s->base.pull_reader;
+    s->line_last[j] = seq;
+    if (box)
+        s->box_last[k] = seq;
     int n = s->net ? s->v->size : s->v->local_size;
     for (int i = 0; i < n; i++) {
         int peer = s->net ? i : s->v->local_ranks[i];
@@ -902,7 +919,7 @@ static rcoll_status_t wait_outbox_free(shm_tl_t *s, uint64_t seq, unsigned depth
         if (peer == s->v->rank)
             continue;
         if (!is_remote(s, peer))
-            st = wait_slots_free(s, peer, seq, depth);
+            st = wait_peer_done(s, peer, need);
         else if (last && net_reads(readers, peer) && s->peer_done_seen[peer] < last)
             st = net_wait_read(s, peer, last);
         if (st != RCOLL_OK)
@@ -942,7 +959,7 @@ static rcoll_status_t shm_publish(rcoll_tl_t *tl, uint64_t seq, const void *src,
 {
     shm_tl_t *s = (shm_tl_t *)tl;
     /* Tiny data travels in the published line alone: its ring is the lines'. */
-    rcoll_status_t st = wait_outbox_free(s, seq, len <= RCOLL_INLINE_MAX ? s->depth : s->box_depth);
+    rcoll_status_t st = wait_outbox_free(s, seq, len > RCOLL_INLINE_MAX);
     if (st != RCOLL_OK)
         return st;
     rcoll_line_t *line = &head_of(s, s->v->rank)->published[slot_of(s, seq)];
@@ -963,7 +980,7 @@ static rcoll_status_t shm_stage(rcoll_tl_t *tl, uint64_t seq, const void *src, s
 {
     shm_tl_t *s = (shm_tl_t *)tl;
     if (offset == 0) {
-        rcoll_status_t st = wait_outbox_free(s, seq, s->box_depth);
+        rcoll_status_t st = wait_outbox_free(s, seq, true);
         if (st != RCOLL_OK)
             return st;
         /* Readers of this slot are done: its length may change (get reads it). */

@@ -239,7 +239,7 @@ static bool wanted(rcoll_coll_t coll, const char *a)
 
 #define MAX_CASES 256
 
-/* Every case, TEST_PARALLEL (default 3) at a time, each in a process of its own: a case spends
+/* Every case, TEST_PARALLEL (default 6) at a time, each in a process of its own: a case spends
  * most of its time waiting for the timeout, its survivors asleep (suite time). */
 int main(void)
 {
@@ -259,7 +259,7 @@ int main(void)
                 }
         }
     const char *par_env = getenv("TEST_PARALLEL");
-    int par = par_env && atoi(par_env) > 0 ? atoi(par_env) : 3;
+    int par = par_env && atoi(par_env) > 0 ? atoi(par_env) : 6;
     pid_t pids[MAX_CASES] = {0};
     int passed = 0, failed = 0, running = 0, next = 0;
     char failures[1024] = ""; /* repeated at the end, where a shortened log still shows it */

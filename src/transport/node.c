@@ -22,7 +22,9 @@
  * A sender writes into a receiver's slot of seq only after the receiver's done word shows
  * seq - depth of that ring (L for what travels in lines alone, B for a box), so a rank may
  * run ahead of a slow one -- a rooted call's root, with a rotating root too -- L-1 calls with
- * tiny data and B-1 with more, and never overwrites what the slow one still reads. Single copy
+ * tiny data and B-1 with more, and never overwrites what the slow one still reads. A rank's own
+ * published line and outbox wait only for the readers of its last publication in the same slot
+ * (a root that publishes every P-th call runs up to P*L resp. P*B calls ahead). Single copy
  * for large data goes by CMA (process_vm_writev) into the address the receiver advertised when
  * it arrived; where CMA is not permitted (found once, at creation, or
  * RCOLL_CMA=0) the same put goes chunk by chunk through the bounce area and the receiver copies

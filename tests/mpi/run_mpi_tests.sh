@@ -11,7 +11,10 @@
 # RCOLL_MPI_FORCED_FLAVORS (default "ompi mpich"; "none": neither): the MPIs under which every
 # algorithm is also forced once through the drop-in (the sanitizer pass of scripts/test.sh runs
 # none: its C API matrices force every algorithm under the sanitizers already, and the suite's
-# time is tight); RCOLL_MPI_FORCED_REDS=0 leaves the reductions out of that.
+# time is tight); RCOLL_MPI_FORCED_REDS=0 leaves the reductions out of that. Under MPICH the
+# sweeps force the node-aware algorithms only (where the MPI's own node detection and
+# communicators matter; the flat ones run the same drop-in code as under Open MPI);
+# RCOLL_MPI_FORCED_MPICH=all forces every one there too.
 set -u
 
 if [ $# -ne 1 ] || [ ! -d "$1" ]; then
@@ -25,9 +28,9 @@ trap 'rm -rf "$LOG"' EXIT
 
 start=$(date +%s)
 : >"$LOG/results"
-# Runs go RCOLL_MPI_TEST_JOBS (default 2) at a time where they are started with `par` (Open MPI's
+# Runs go RCOLL_MPI_TEST_JOBS (default 3) at a time where they are started with `par` (Open MPI's
 # and the forced-algorithm sweeps; MPICH's own busy-poll, so its other runs go one at a time).
-jobs_max=${RCOLL_MPI_TEST_JOBS:-2}
+jobs_max=${RCOLL_MPI_TEST_JOBS:-3}
 
 # Open MPI as root, on a machine with fewer cores than ranks.
 OMPI_RUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
@@ -188,6 +191,11 @@ nodes_for() {
     done
 }
 
+# swept FLAVOR ALGO...: whether the sweep under FLAVOR forces these (see the head).
+swept() {
+    [ "$1" != mpich ] || [ "${RCOLL_MPI_FORCED_MPICH:-}" = all ] || [ -n "$(nodes_for "${@:2}")" ]
+}
+
 # run_forced FLAVOR NP REPS: test_mpi_basic once per allgather algorithm (barrier algorithms in
 # turn), with the log checked for both names.
 run_forced() {
@@ -195,12 +203,14 @@ run_forced() {
     for i in "${!ag_algos[@]}"; do
         a=${ag_algos[$i]}
         b=${bar_algos[$((i % ${#bar_algos[@]}))]}
+        swept "$1" "$a" "$b" || continue
         par "$1" "$2" 120 "algos:$a,$b" test_mpi_basic "$3" -- RCOLL_LOG=info \
             "RCOLL_ALLGATHER_ALGO=$a" "RCOLL_BARRIER_ALGO=$b" $(nodes_for "$a" "$b")
     done
     # barrier algorithms not paired above
     for ((i = ${#ag_algos[@]}; i < ${#bar_algos[@]}; i++)); do
         b=${bar_algos[$i]}
+        swept "$1" "$b" || continue
         par "$1" "$2" 120 "algos:$b" test_mpi_basic "$3" -- RCOLL_LOG=info "RCOLL_BARRIER_ALGO=$b" \
             $(nodes_for "$b")
     done
@@ -217,6 +227,7 @@ run_forced_colls() {
     for c in "${colls[@]}"; do
         var="RCOLL_$(echo "$c" | tr '[:lower:]' '[:upper:]')_ALGO"
         for a in $(algos_of "$c"); do
+            swept "$1" "$a" || continue
             par "$1" "$2" 120 "ran:$c=$a" test_mpi_colls 1 "$c" -- RCOLL_LOG=info "$var=$a" \
                 $(nodes_for "$a")
         done
@@ -235,6 +246,7 @@ run_forced_reds() {
         list=($(algos_of "$c"))
         [ ${#list[@]} -gt 1 ] || continue
         for a in "${list[@]}"; do
+            swept "$1" "$a" || continue
             par "$1" "$2" 120 "ran:$c=$a" test_mpi_reduce 1 quick -- RCOLL_LOG=info "$var=$a" \
                 $(nodes_for "$a")
         done

@@ -1,8 +1,8 @@
 /* Multi-process correctness matrix: every algorithm of every collective x team sizes 1..9 and
  * 16 x sizes 0, 1, 7, 64, 1001, 4095, 4096, 4097, 65539, 1 MB+5 and 4 MB (skipped where one
  * buffer, or allgather's result, would pass 32 MB) x in-place or not x back-to-back calls (50;
- * 4 for blocks of 1 MB and more, whose check dominates), the root moving with every call (every root is used), every
- * call's data checked, and for the v-forms uneven, sparse (neighbours only) and skewed (one
+ * 4 for blocks of 1 MB and more, whose check dominates), the root moving with every call
+ * (every root is used), every call's data checked, and for the v-forms uneven, sparse (neighbours only) and skewed (one
  * hot rank) counts in turn, displacements in reverse order with gaps that must stay
  * untouched. Ranks are real processes forked by the test launcher, more of them than cores; random short stalls make fast ranks run ahead into the
  * next call while slow ones still read the last; barriers are interleaved so sequence numbers
@@ -590,10 +590,9 @@ static void run_one(job_t *job, int np, int nodes, int *passed, int *failed)
     size_t n = 0;
     for (int i = 0; i < job->nalgos && n < sizeof names; i++) {
         bool first = i == 0 || job->colls[i - 1] != job->colls[i];
-        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s%s", i == 0 ? "" : first ? "; " : ",",
-                              first ? rcoll_coll_name(job->colls[i]) : "", "");
-        if (n < sizeof names)
-            n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", first ? " " : "", job->algos[i]);
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s%s%s", i == 0 ? "" : first ? "; " : ",",
+                              first ? rcoll_coll_name(job->colls[i]) : "", first ? " " : "",
+                              job->algos[i]);
     }
     printf("%s p=%d (%d sizes x 2 in-place x %d calls%s%s%s%s): %s\n", bad ? "FAIL" : "ok", np,
            job->nsizes, job->calls, wait ? ", RCOLL_WAIT=" : "", wait ? wait : "",

@@ -293,7 +293,8 @@ static const struct {
     {RCOLL_COLL_GATHERV, NODES, 2, 600, "direct"},
     {RCOLL_COLL_GATHERV, NODES_CROWDED, 3, 600, "direct"},
     {RCOLL_COLL_SCATTERV, ONE_NODE, 2, 600, "direct"},
-    {RCOLL_COLL_SCATTERV, ONE_NODE_CROWDED, 2, 600, "direct"},
+    {RCOLL_COLL_SCATTERV, ONE_NODE_CROWDED, 2, 12, "direct_read"},
+    {RCOLL_COLL_SCATTERV, ONE_NODE_CROWDED, 13, 600, "direct"},
     {RCOLL_COLL_SCATTERV, NODES, 2, 600, "direct"},
     {RCOLL_COLL_SCATTERV, NODES_CROWDED, 3, 600, "direct"},
 };

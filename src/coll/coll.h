@@ -134,6 +134,7 @@ extern const rcoll_algo_t rcoll_alltoallv_direct;
 extern const rcoll_algo_t rcoll_gatherv_direct;
 extern const rcoll_algo_t rcoll_gatherv_hier;
 extern const rcoll_algo_t rcoll_scatterv_direct;
+extern const rcoll_algo_t rcoll_scatterv_direct_read;
 extern const rcoll_algo_t rcoll_scatterv_hier;
 extern const rcoll_algo_t rcoll_allreduce_direct_read;
 extern const rcoll_algo_t rcoll_allreduce_gather_all;

@@ -34,7 +34,8 @@ static const rcoll_algo_t *const allgatherv_algos[] = {&rcoll_allgatherv_direct,
                                                         &rcoll_allgatherv_hier_gather_bcast, NULL};
 static const rcoll_algo_t *const alltoallv_algos[] = {&rcoll_alltoallv_direct, NULL};
 static const rcoll_algo_t *const gatherv_algos[] = {&rcoll_gatherv_direct, &rcoll_gatherv_hier, NULL};
-static const rcoll_algo_t *const scatterv_algos[] = {&rcoll_scatterv_direct, &rcoll_scatterv_hier, NULL};
+static const rcoll_algo_t *const scatterv_algos[] = {&rcoll_scatterv_direct, &rcoll_scatterv_direct_read,
+                                                      &rcoll_scatterv_hier, NULL};
 static const rcoll_algo_t *const allreduce_algos[] = {
     &rcoll_allreduce_direct_read, &rcoll_allreduce_gather_all, &rcoll_allreduce_reduce_scatter_allgather,
     &rcoll_allreduce_recursive_doubling, &rcoll_allreduce_ring, &rcoll_allreduce_knomial, &rcoll_allreduce_hier,

@@ -268,6 +268,9 @@ static const row_t rows[] = {
     {RCOLL_COLL_GATHERV, ANY, ANY, ANY_SIZE, {
         {INF, &rcoll_gatherv_direct, V_FORM "every rank sends straight to the root (only the root "
          "knows the counts)"}}},
+    {RCOLL_COLL_SCATTERV, 0, 1, 12, {
+        {INF, &rcoll_scatterv_direct_read, V_FORM "ranks share cores: the root publishes the "
+         "small blocks once behind a table and leaves, each rank reads its own"}}},
     {RCOLL_COLL_SCATTERV, ANY, ANY, ANY_SIZE, {
         {INF, &rcoll_scatterv_direct, V_FORM "the root writes straight to every rank (only the "
          "root knows the counts)"}}},

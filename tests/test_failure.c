@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -102,6 +103,10 @@ static int listed_rank(const char *p, int r)
 
 static int judge(const case_t *c, int rank, rcoll_status_t st, double spent, const char *msg);
 
+/* Ranks of the running case whose first call (before any failure) timed out: shared between a
+ * case's process and its ranks (run_case). */
+static int *first_timeouts;
+
 static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
 {
     const case_t *c = arg;
@@ -123,6 +128,8 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
     if (oob->allgather(&me, all, sizeof me, oob->coll_info) != 0)
         return 12;
     if (first != RCOLL_OK) {
+        if (first == RCOLL_ERR_TIMEOUT && first_timeouts)
+            __atomic_fetch_add(first_timeouts, 1, __ATOMIC_SEQ_CST);
         fprintf(stderr, "FAIL rank %d: %s %s: the first call failed: %s\n", rank,
                 rcoll_coll_name(c->coll), c->algo, rcoll_team_last_error(team));
         return 11;
@@ -194,9 +201,25 @@ static int judge(const case_t *c, int rank, rcoll_status_t st, double spent, con
 static int run_case(const case_t *c)
 {
     double t0 = now_s();
+    first_timeouts = mmap(NULL, sizeof *first_timeouts, PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (first_timeouts == MAP_FAILED)
+        first_timeouts = NULL;
     int bad = rcoll_fork_run(4, rank_main, (void *)c, 60);
-    /* rank 2 is killed in scenario 0: exactly that one fails */
-    int good = bad == (c->scenario == 0 ? 1 : 0);
+    /* The good first call timed out (RCOLL_TIMEOUT is 1 s, the cases run six at a time: seen
+     * in two of three suite runs in one day across emulated nodes over libfabric, every rank
+     * waiting for every other): the machine was too busy to start the case, not a failure to detect. Run
+     * it again, once; a first call that cannot work fails twice. */
+    int expected = c->scenario == 0 ? 1 : 0; /* rank 2 is killed in scenario 0 */
+    if (bad != expected && first_timeouts && __atomic_load_n(first_timeouts, __ATOMIC_SEQ_CST) > 0) {
+        printf("note %s %s: %d first calls timed out before any failure; run again\n",
+               rcoll_coll_name(c->coll), c->algo, *first_timeouts);
+        fflush(stdout);
+        *first_timeouts = 0;
+        t0 = now_s();
+        bad = rcoll_fork_run(4, rank_main, (void *)c, 60);
+    }
+    int good = bad == expected; /* exactly the killed one fails */
     printf("%s %s %s: %s, survivors returned an error in %.1f s (%d ranks failed)\n",
            good ? "ok" : "FAIL", rcoll_coll_name(c->coll), c->algo,
            c->scenario ? "rank 2 gone before the call" : "rank 2 killed inside, rank 3 absent",

@@ -69,6 +69,25 @@ bool gs_arrived(rcoll_args_t *a, int peer)
     return a->tl->ops->test(a->tl, &ev);
 }
 
+rcoll_event_t gs_arrival_event(rcoll_args_t *a, void *ctx, int r)
+{
+    (void)ctx;
+    return rcoll_ev_arrival(r, a->seq);
+}
+
+int gs_deliver_vblock(rcoll_args_t *a, void *ctx, int r)
+{
+    (void)ctx;
+    size_t count = a->scounts[r];
+    rcoll_msg_proto_t proto = gs_proto(a, count, count);
+    if (proto == RCOLL_MSG_ZCOPY && !gs_arrived(a, r))
+        return 0;
+    gs_msg_t msg;
+    gs_msg_begin(&msg, a, r, proto);
+    rcoll_status_t st = gs_msg_part(&msg, (const char *)a->sendbuf + a->sdispls[r], count, 0, 0);
+    return st == RCOLL_OK ? 1 : (int)st;
+}
+
 /* One pass over the pending items, keeping the order of those left. Returns the number done,
  * or a negative status. */
 

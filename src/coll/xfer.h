@@ -54,5 +54,10 @@ rcoll_event_t gs_block_signal(rcoll_args_t *a, void *ctx, int r);
 
 /* Has `peer` entered this collective? (Its inbox is then free and its buffer advertised.) */
 bool gs_arrived(rcoll_args_t *a, int peer);
+/* Sweep callback: the event of rank r's arrival in this collective. */
+rcoll_event_t gs_arrival_event(rcoll_args_t *a, void *ctx, int r);
+/* Sweep callback of a scatterv root: write rank r's block (scounts[r] bytes at sdispls[r], by
+ * gs_proto(a, count, count), signal step 0), unless it goes single copy and r has not arrived. */
+int gs_deliver_vblock(rcoll_args_t *a, void *ctx, int r);
 
 #endif

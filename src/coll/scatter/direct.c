@@ -36,12 +36,6 @@ static int deliver(rcoll_args_t *a, void *ctx, int r)
     return st == RCOLL_OK ? 1 : (int)st;
 }
 
-static rcoll_event_t arrival_of(rcoll_args_t *a, void *ctx, int r)
-{
-    (void)ctx;
-    return rcoll_ev_arrival(r, a->seq);
-}
-
 static rcoll_status_t scatter_direct(rcoll_args_t *a)
 {
     rcoll_msg_proto_t proto = proto_of(a);
@@ -50,7 +44,7 @@ static rcoll_status_t scatter_direct(rcoll_args_t *a)
     int *pending = a->team->scratch, count = 0;
     for (int i = 1; i < a->size; i++)
         pending[count++] = (a->root + i) % a->size;
-    return rcoll_sweep(a, pending, count, deliver, arrival_of, NULL);
+    return rcoll_sweep(a, pending, count, deliver, gs_arrival_event, NULL);
 }
 
 /* Cost model: the root writes one block to every rank. */

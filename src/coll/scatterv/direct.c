@@ -12,37 +12,12 @@
  * When it wins: the only scatterv here; Direct is what wins for scatter on one node. */
 #include "coll/xfer.h"
 
-
-static rcoll_msg_proto_t proto_of(const rcoll_args_t *a, size_t count)
-{
-    return gs_proto(a, count, count);
-}
-
-static int deliver(rcoll_args_t *a, void *ctx, int r)
-{
-    (void)ctx;
-    size_t count = a->scounts[r];
-    rcoll_msg_proto_t proto = proto_of(a, count);
-    if (proto == RCOLL_MSG_ZCOPY && !gs_arrived(a, r))
-        return 0;
-    gs_msg_t msg;
-    gs_msg_begin(&msg, a, r, proto);
-    rcoll_status_t st = gs_msg_part(&msg, (const char *)a->sendbuf + a->sdispls[r], count, 0, 0);
-    return st == RCOLL_OK ? 1 : (int)st;
-}
-
-static rcoll_event_t arrival_of(rcoll_args_t *a, void *ctx, int r)
-{
-    (void)ctx;
-    return rcoll_ev_arrival(r, a->seq);
-}
-
 static rcoll_status_t scatterv_direct(rcoll_args_t *a)
 {
     if (a->rank != a->root) {
         if (!a->bytes)
             return RCOLL_OK;
-        return gs_recv_one(a, a->root, proto_of(a, a->bytes), a->recvbuf, a->bytes);
+        return gs_recv_one(a, a->root, gs_proto(a, a->bytes, a->bytes), a->recvbuf, a->bytes);
     }
     int *pending = a->team->scratch, count = 0;
     for (int i = 1; i < a->size; i++) {
@@ -50,7 +25,7 @@ static rcoll_status_t scatterv_direct(rcoll_args_t *a)
         if (a->scounts[r])
             pending[count++] = r;
     }
-    return rcoll_sweep(a, pending, count, deliver, arrival_of, NULL);
+    return rcoll_sweep(a, pending, count, gs_deliver_vblock, gs_arrival_event, NULL);
 }
 
 const rcoll_algo_t rcoll_scatterv_direct = {

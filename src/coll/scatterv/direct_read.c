@@ -43,11 +43,6 @@ static size_t publication_max(const rcoll_args_t *a)
     return a->tl->inbox_bytes < SENT_FLAG ? a->tl->inbox_bytes : SENT_FLAG - 1;
 }
 
-static rcoll_msg_proto_t proto_of(const rcoll_args_t *a, size_t count)
-{
-    return gs_proto(a, count, count);
-}
-
 static rcoll_status_t scatterv_direct_read_prepare(rcoll_args_t *a)
 {
     if (a->rank != a->root)
@@ -58,30 +53,9 @@ static rcoll_status_t scatterv_direct_read_prepare(rcoll_args_t *a)
     return a->tmp ? RCOLL_OK : RCOLL_ERR_NOMEM;
 }
 
-/* Root, for the sweep: write rank r's (unpacked) block, unless it goes single copy and r has
- * not arrived yet. */
-static int deliver(rcoll_args_t *a, void *ctx, int r)
-{
-    (void)ctx;
-    size_t count = a->scounts[r];
-    rcoll_msg_proto_t proto = proto_of(a, count);
-    if (proto == RCOLL_MSG_ZCOPY && !gs_arrived(a, r))
-        return 0;
-    gs_msg_t msg;
-    gs_msg_begin(&msg, a, r, proto);
-    rcoll_status_t st = gs_msg_part(&msg, (const char *)a->sendbuf + a->sdispls[r], count, 0, 0);
-    return st == RCOLL_OK ? 1 : (int)st;
-}
-
-static rcoll_event_t arrival_of(rcoll_args_t *a, void *ctx, int r)
-{
-    (void)ctx;
-    return rcoll_ev_arrival(r, a->seq);
-}
-
 /* Blocks that all travel inline but would not fit the published line together are sent as
  * direct sends them (inline in each rank's signal line): packed, they would take a box, and a
- * root sending back to back could then run only RCOLL_BOXES calls ahead instead of
+ * root sending back to back could then run only 2 calls ahead (the boxes) instead of
  * RCOLL_DEPTH (np=4, fixed root, 16-32 B: 4.3-5.6x native packed, 1.0-1.1x sent). */
 static size_t pack_max(const rcoll_args_t *a)
 {
@@ -116,7 +90,7 @@ static rcoll_status_t root_side(rcoll_args_t *a)
     rcoll_status_t st = a->tl->ops->publish(a->tl, a->seq, a->tmp, table_bytes(a) + end);
     if (st != RCOLL_OK)
         return st;
-    return rcoll_sweep(a, pending, count, deliver, arrival_of, NULL);
+    return rcoll_sweep(a, pending, count, gs_deliver_vblock, gs_arrival_event, NULL);
 }
 
 static rcoll_status_t leaf_side(rcoll_args_t *a)
@@ -132,7 +106,7 @@ static rcoll_status_t leaf_side(rcoll_args_t *a)
     if (st != RCOLL_OK)
         return st;
     if (words[1] & SENT_FLAG) /* not packed: sent as direct sends it */
-        return gs_recv_one(a, a->root, proto_of(a, a->bytes), a->recvbuf, a->bytes);
+        return gs_recv_one(a, a->root, gs_proto(a, a->bytes, a->bytes), a->recvbuf, a->bytes);
     size_t start = words[0] & ~SENT_FLAG, len = words[1] - start;
     if (len != a->bytes) {
         rcoll_team_note_size(a->team, a->root, len, a->bytes);

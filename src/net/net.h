@@ -121,7 +121,9 @@ typedef struct rcoll_net_ops {
     bool (*peer_failed)(const rcoll_net_t *n, int peer);
     /* This rank has reached the peer at least once. */
     bool (*contacted)(const rcoll_net_t *n, int peer);
-    /* On first contact with a peer, raise to 1 the 64-bit word at signal_off in its area. */
+    /* On first contact with a peer, raise to 1 the 64-bit word at signal_off in its area
+     * (called once, right after create; a channel may make first contact with every peer
+     * then, as UCX does for small teams). */
     void (*hello_at)(rcoll_net_t *n, size_t signal_off);
 } rcoll_net_ops_t;
 

@@ -285,10 +285,30 @@ static bool ucx_contacted(const rcoll_net_t *n, int peer)
     return u->peer[peer].ep && u->peer[peer].ep[0];
 }
 
+static rcoll_status_t rail_ready(ucx_net_t *u, peer_t *p, int rail);
+
+/* Teams with at most this many ranks on other nodes connect to all of them at creation. */
+#define EAGER_PEERS_MAX 64
+
+/* First contact with every rank on another node now, while all of them are alive and inside
+ * the team's creation: UCX 1.13's tcp transport asserts, and aborts the caller, when a
+ * connection it starts is refused by a process that has just ended (tcp_ep.c:478; seen in
+ * 2 of 40 runs of nb_nodes_caller_ucx's peer-failure case with lazy connections). Nothing is
+ * waited for here: the connection and the hello complete as the ranks progress. Larger teams
+ * connect at first contact, as MPI libraries do. */
 static void ucx_hello_at(rcoll_net_t *n, size_t signal_off)
 {
     ucx_net_t *u = (ucx_net_t *)n;
     u->hello_off = signal_off;
+    int remote = 0;
+    for (int r = 0; r < u->v->size; r++)
+        remote += u->peer[r].remote;
+    if (remote > EAGER_PEERS_MAX)
+        return;
+    for (int r = 0; r < u->v->size; r++)
+        if (u->peer[r].remote)
+            (void)rail_ready(u, &u->peer[r], 0); /* a peer unreachable now fails at first use */
+    ucx_progress(&u->base);
 }
 
 static rcoll_status_t ucx_pause(rcoll_net_t *n, rcoll_waiter_t *w)
@@ -406,6 +426,13 @@ static rcoll_status_t rail_ready(ucx_net_t *u, peer_t *p, int rail)
     if (p->failed)
         return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: rank %d is gone (UCX)",
                          rcoll_view_coll(u->v, "ucx"), p->rank);
+    /* Never connect to a process of this host that has ended: UCX 1.13's tcp transport
+     * asserts on the error path of a refused connection (tcp_ep.c:478; see ucx_hello_at). */
+    if (u->v->same_host[p->rank] && u->v->process_gone(u->v->owner, p->rank)) {
+        p->failed = true;
+        return set_error(u, RCOLL_ERR_PEER_DEAD, "%s: rank %d is gone (its process ended)",
+                         rcoll_view_coll(u->v, "ucx"), p->rank);
+    }
     ucp_ep_params_t ep;
     memset(&ep, 0, sizeof ep);
     /* UCX reports a peer gone (peer error handling; without it a broken connection is fatal

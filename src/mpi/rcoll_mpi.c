@@ -63,6 +63,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,11 +114,24 @@ static struct {
     rcoll_context_t *ctx;
     struct team_node *live;
     char pmpi_marker;    /* its address is the attribute value meaning "use PMPI" */
+    _Atomic unsigned attr_epoch; /* moves whenever an attribute of keyval goes (last_attr) */
     rmpi_nb_t nb;        /* rcoll_mpi_nb.c's requests */
 } g = {.state = STATE_UNSET, .keyval = MPI_KEYVAL_INVALID, .lock = PTHREAD_MUTEX_INITIALIZER,
        .nb = {.lock = PTHREAD_MUTEX_INITIALIZER}};
 
 #define PMPI_MARKER ((void *)&g.pmpi_marker)
+
+/* Per thread, the communicator of its last collective and its attribute value: valid while
+ * g.attr_epoch has not moved since. MPI_Comm_get_attr's hash lookup was a tenth of a small
+ * MPI_Bcast (perf, np=2, 8 B back to back); a handle reused after MPI_Comm_free is no hit,
+ * since the free ran delete_attr_fn. Thread-local so that threads calling at once
+ * (MPI_THREAD_MULTIPLE) never see each other's half-written entries. */
+static _Thread_local struct {
+    MPI_Comm comm;
+    void *val;
+    unsigned epoch;
+    bool set;
+} last_attr;
 
 static void link_node(struct team_node *n)
 {
@@ -197,6 +211,7 @@ static int delete_attr_fn(MPI_Comm comm, int keyval, void *attribute_val, void *
     (void)comm;
     (void)keyval;
     (void)extra_state;
+    atomic_fetch_add_explicit(&g.attr_epoch, 1, memory_order_acq_rel); /* before n goes */
     if (attribute_val == NULL || attribute_val == PMPI_MARKER)
         return MPI_SUCCESS;
     struct team_node *n = attribute_val;
@@ -459,11 +474,20 @@ rcoll_team_t *rmpi_team_for(MPI_Comm comm)
         return NULL;
     void *val = NULL;
     int flag = 0;
-    if (PMPI_Comm_get_attr(comm, g.keyval, &val, &flag) != MPI_SUCCESS)
-        return NULL;
-    if (flag)
-        return val == PMPI_MARKER ? NULL : ((struct team_node *)val)->team;
-    return create_team(comm);
+    unsigned epoch = atomic_load_explicit(&g.attr_epoch, memory_order_acquire);
+    if (last_attr.set && last_attr.comm == comm && last_attr.epoch == epoch) {
+        val = last_attr.val;
+    } else {
+        if (PMPI_Comm_get_attr(comm, g.keyval, &val, &flag) != MPI_SUCCESS)
+            return NULL;
+        if (!flag)
+            return create_team(comm);
+        last_attr.comm = comm;
+        last_attr.val = val;
+        last_attr.epoch = epoch;
+        last_attr.set = true;
+    }
+    return val == PMPI_MARKER ? NULL : ((struct team_node *)val)->team;
 }
 
 int rmpi_rcoll_failed(rcoll_team_t *team, rcoll_status_t st, MPI_Comm comm)

@@ -21,7 +21,8 @@
  * - Threads: any thread level. Under MPI_THREAD_MULTIPLE threads call collectives on different
  *   communicators at once (the program orders the calls on any one communicator, MPI's rule),
  *   each on that communicator's team; the context is shared (rcoll_context_set_threaded). The
- *   per-call lookup takes no lock (an atomic load of the state, then MPI_Comm_get_attr); a
+ *   per-call lookup takes no lock (an atomic load of the state, then the thread's cached
+ *   attribute, last_attr, or MPI_Comm_get_attr); a
  *   mutex guards only the list of live teams, the context's creation and a late set-up, and is
  *   never held across a collective or a team creation (thread A of rank 0 holding it for comm1
  *   while thread B of rank 1 holds it for comm2 would deadlock).
@@ -228,12 +229,32 @@ static int delete_attr_fn(MPI_Comm comm, int keyval, void *attribute_val, void *
     return MPI_SUCCESS;
 }
 
+/* The communicator's attribute of g.keyval: 1 and *val, 0 if it has none, -1 if the lookup
+ * failed; from this thread's last_attr where it still holds. */
+static int attr_of(MPI_Comm comm, void **val)
+{
+    unsigned epoch = atomic_load_explicit(&g.attr_epoch, memory_order_acquire);
+    if (last_attr.set && last_attr.comm == comm && last_attr.epoch == epoch) {
+        *val = last_attr.val;
+        return 1;
+    }
+    int flag = 0;
+    if (PMPI_Comm_get_attr(comm, g.keyval, val, &flag) != MPI_SUCCESS)
+        return -1;
+    if (!flag)
+        return 0;
+    last_attr.comm = comm;
+    last_attr.val = *val;
+    last_attr.epoch = epoch;
+    last_attr.set = true;
+    return 1;
+}
+
 rmpi_hold_t *rmpi_team_hold(MPI_Comm comm)
 {
     void *val = NULL;
-    int flag = 0;
-    if (g.keyval == MPI_KEYVAL_INVALID || PMPI_Comm_get_attr(comm, g.keyval, &val, &flag) !=
-        MPI_SUCCESS || !flag || val == NULL || val == PMPI_MARKER)
+    if (g.keyval == MPI_KEYVAL_INVALID || attr_of(comm, &val) != 1 || val == NULL ||
+        val == PMPI_MARKER)
         return NULL;
     struct team_node *n = val;
     pthread_mutex_lock(&g.lock);
@@ -473,20 +494,11 @@ rcoll_team_t *rmpi_team_for(MPI_Comm comm)
     if (comm == MPI_COMM_NULL)
         return NULL;
     void *val = NULL;
-    int flag = 0;
-    unsigned epoch = atomic_load_explicit(&g.attr_epoch, memory_order_acquire);
-    if (last_attr.set && last_attr.comm == comm && last_attr.epoch == epoch) {
-        val = last_attr.val;
-    } else {
-        if (PMPI_Comm_get_attr(comm, g.keyval, &val, &flag) != MPI_SUCCESS)
-            return NULL;
-        if (!flag)
-            return create_team(comm);
-        last_attr.comm = comm;
-        last_attr.val = val;
-        last_attr.epoch = epoch;
-        last_attr.set = true;
-    }
+    int found = attr_of(comm, &val);
+    if (found < 0)
+        return NULL;
+    if (found == 0)
+        return create_team(comm);
     return val == PMPI_MARKER ? NULL : ((struct team_node *)val)->team;
 }
 

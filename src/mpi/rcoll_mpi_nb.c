@@ -28,8 +28,9 @@
  *   program that never posts through rcoll: every completion wrapper first reads its count and
  *   goes straight to PMPI_ when it is 0.
  * - Completion: rcoll requests are tested (rcoll_test) in a loop that keeps MPI's progress
- *   going (PMPI_Iprobe on MPI_COMM_WORLD: the native requests of the array, and a peer waiting
- *   for our native send, keep moving) and yields the core when nothing moved; once every rcoll
+ *   going (PMPI_Iprobe on MPI_COMM_WORLD at most every 2 us: the native requests of the array,
+ *   and a peer waiting for our native send, keep moving) and between tests pauses as
+ *   rcoll_wait would (rcoll_team_pause: the team's wait policy); once every rcoll
  *   request the call needs is complete, the PMPI_ form of the call runs on the whole array
  *   (its generalized requests are complete, its persistent ones inactive to MPI), so statuses,
  *   MPI_REQUEST_NULL and native requests are MPI's own. A collective's status is what MPI gives
@@ -384,13 +385,36 @@ static void poke(void)
     PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
 }
 
+/* A wait loop of ours: the team whose policy it pauses by, its pauses so far, its last poke. */
+typedef struct {
+    rcoll_team_t *team;
+    uint64_t polls;
+    double poked;
+} waiting_t;
+
+/* One pause between tests: MPI's own progress at most every 2 us (so at every pause once the
+ * team's pauses yield or sleep), then rcoll_team_pause, which spins, yields or sleeps as
+ * rcoll_wait would. Yielding at every pause made a rank with a core of its own give it away
+ * where rcoll's own waits spin (np=2, MPI_Ibarrier + MPI_Wait: a fifth of the time in
+ * sched_yield), and a poke per test was a probe of MPI's progress engine per test. */
+static void wait_pause(waiting_t *w)
+{
+    double now = PMPI_Wtime();
+    if (now - w->poked >= 2e-6) {
+        poke();
+        w->poked = now;
+    }
+    if (w->team)
+        rcoll_team_pause(w->team, &w->polls);
+    else
+        sched_yield();
+}
+
 static void drive(rmpi_plan_t *p)
 {
-    while (!plan_test(p)) {
-        poke();
-        if (!plan_test(p))
-            sched_yield();
-    }
+    waiting_t w = {p->team, 0, 0.0};
+    while (!plan_test(p))
+        wait_pause(&w);
 }
 
 /* Frees an orphan whose request completed (its generalized request, if any, with it). */
@@ -1147,6 +1171,15 @@ static int scan_init(scan_t *sc, int count, const MPI_Request reqs[])
     return sc->ours;
 }
 
+/* The team of the first of ours (whose wait policy a wait for all of them follows). */
+static rcoll_team_t *scan_team(const scan_t *sc)
+{
+    for (int i = 0; i < sc->count; i++)
+        if (sc->s[i].p && sc->s[i].p->team)
+            return sc->s[i].p->team;
+    return NULL;
+}
+
 /* One test of each of ours not yet done; how many are done. */
 static int scan_test(scan_t *sc)
 {
@@ -1164,11 +1197,9 @@ static int scan_test(scan_t *sc)
 /* Waits until all of ours are done. */
 static void scan_wait(scan_t *sc)
 {
-    while (scan_test(sc) < sc->ours) {
-        poke();
-        if (scan_test(sc) < sc->ours)
-            sched_yield();
-    }
+    waiting_t w = {scan_team(sc), 0, 0.0};
+    while (scan_test(sc) < sc->ours)
+        wait_pause(&w);
 }
 
 /* After MPI's call completed the entries `which` (indices into the array; NULL: all): our
@@ -1291,9 +1322,10 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
     if (ours == 0)
         return PMPI_Waitany(count, array_of_requests, index, status);
     int flag = 0, rc;
+    waiting_t w = {scan_team(&sc), 0, 0.0};
     while ((rc = testany_once(&sc, count, array_of_requests, index, &flag, status)) ==
                MPI_SUCCESS && !flag)
-        sched_yield();
+        wait_pause(&w);
     scan_free(&sc);
     return rc;
 }
@@ -1355,9 +1387,10 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
                              array_of_statuses);
     int rc;
+    waiting_t w = {scan_team(&sc), 0, 0.0};
     while ((rc = testsome_once(&sc, incount, array_of_requests, outcount, array_of_indices,
                                array_of_statuses)) == MPI_SUCCESS && *outcount == 0)
-        sched_yield();
+        wait_pause(&w);
     scan_free(&sc);
     return rc;
 }

@@ -262,10 +262,13 @@ static unsigned next_rand(unsigned *x)
     return *x >> 16;
 }
 
-/* Completes every slot: reverse order by wait, or a random order by polling test. */
-static int complete_all(slot_t *s, int n, int how, unsigned *seed, const char *what, int me, int size)
+/* Completes every slot: reverse order by wait, or a random order by polling test (pausing as
+ * a caller's own wait loop does, rcoll_team_pause, when a test found it not done). */
+static int complete_all(rcoll_team_t *t, slot_t *s, int n, int how, unsigned *seed, const char *what,
+                        int me, int size)
 {
     int fails = 0, done[OUTSTANDING] = {0}, left = n;
+    uint64_t polls = 0;
     while (left) {
         int k = how == 0 ? left - 1 : (int)(next_rand(seed) % (unsigned)n);
         if (done[k])
@@ -283,8 +286,10 @@ static int complete_all(slot_t *s, int n, int how, unsigned *seed, const char *w
                     rcoll_strerror(st));
             return fails + 1;
         }
-        if (!flag)
+        if (!flag) {
+            rcoll_team_pause(t, &polls);
             continue;
+        }
         done[k] = 1;
         left--;
         long bad = check_recv(&s[k], me, size);
@@ -324,7 +329,7 @@ static int run_coll(rcoll_team_t *t, rcoll_coll_t coll, int me, int size)
             }
             if (round == 2 && rcoll_barrier(t) != RCOLL_OK) /* a blocking call among outstanding ones */
                 fails++;
-            fails += complete_all(s, n, round & 1, &seed, "nonblocking", me, size);
+            fails += complete_all(t, s, n, round & 1, &seed, "nonblocking", me, size);
             for (int k = 0; k < n; k++) {
                 rcoll_request_free(s[k].req);
                 teardown(&s[k]);
@@ -346,7 +351,7 @@ static int run_coll(rcoll_team_t *t, rcoll_coll_t coll, int me, int size)
                 fprintf(stderr, "rank %d: start %s: %s\n", me, rcoll_coll_name(coll), rcoll_team_last_error(t));
                 return fails + 1;
             }
-            fails += complete_all(&p, 1, k & 1, &seed, "persistent", me, size);
+            fails += complete_all(t, &p, 1, k & 1, &seed, "persistent", me, size);
             if (rcoll_request_active(p.req) || rcoll_wait(p.req) != RCOLL_OK) /* inactive: at once */
                 fails++;
         }

@@ -17,12 +17,14 @@
  *   pushed[P][B] (teams spanning nodes) their publications, pushed: news + data up to 4 KB
  *   advert[L]    (teams spanning nodes) my advertisement for them to read: line + buffer key
  *   bounce[N]    per local sender: a chunk line, an ack line and CHUNK bytes (fallback copy)
+ *   small[L]     what it published of 49 B to PUB_SMALL_MAX, one per line slot
  *   inbox[B]     the copy-based slots ("collective buffer"), one per box slot (seq mod B)
  *   outbox[B]    what it published for every peer to read, one per box slot
  * A sender writes into a receiver's slot of seq only after the receiver's done word shows
  * seq - depth of that ring (L for what travels in lines alone, B for a box), so a rank may
  * run ahead of a slow one -- a rooted call's root, with a rotating root too -- L-1 calls with
- * tiny data and B-1 with more, and never overwrites what the slow one still reads. A rank's own
+ * tiny data and B-1 with more, and never overwrites what the slow one still reads; a
+ * publication of up to PUB_SMALL_MAX bytes takes the lines' ring (small[L]). A rank's own
  * published line and outbox wait only for the readers of its last publication in the same slot
  * (a root that publishes every P-th call runs up to P*L resp. P*B calls ahead). Single copy
  * for large data goes by CMA (process_vm_writev) into the address the receiver advertised when
@@ -64,6 +66,10 @@
  * ran at 113,000 calls/s instead of 142,000 and its shared memory kept growing (97 -> 142 MB
  * after the warm-up); 32 boxes took allgather at 128 KB-1 MB from 0.5-1.0x to 0.8-2.4x. */
 #define BOX_DEPTH 2u
+/* Publications up to this size go into the publisher's small[L] ring, not a box: a root
+ * publishing small messages back to back (bcast, scatter) may then run the lines' L calls ahead
+ * of its readers instead of the boxes' 2 (docs/tuning.md, "Back-to-back rooted calls"). */
+#define PUB_SMALL_MAX 1024u
 
 typedef struct {
     rcoll_line_t chunk; /* value: chunks sent; payload: destination address and length */
@@ -121,7 +127,7 @@ typedef struct {
     unsigned char *seg;
     size_t seg_bytes;
     size_t area_bytes;
-    size_t off_signal, off_view, off_pushed, off_advert, off_bounce, off_inbox;
+    size_t off_signal, off_view, off_pushed, off_advert, off_bounce, off_small, off_inbox;
     size_t off_board, board_bytes; /* the nonblocking engine's board, after the areas */
     unsigned char **area;     /* per local index */
     uint64_t *peer_done_seen; /* per team rank: last done value read (flow control cache) */
@@ -180,6 +186,17 @@ static unsigned char *inbox_of(shm_tl_t *s, int rank, uint64_t seq)
 static unsigned char *outbox_of(shm_tl_t *s, int rank, uint64_t seq)
 {
     return inbox_of(s, rank, seq) + s->box_depth * s->base.inbox_bytes;
+}
+
+/* Where a rank's publication of seq lies, by its whole length: in its line, its small ring, or
+ * its outbox (box ring). */
+static unsigned char *publication_of(shm_tl_t *s, int rank, uint64_t seq, size_t total)
+{
+    if (total <= RCOLL_INLINE_MAX)
+        return head_of(s, rank)->published[slot_of(s, seq)].payload;
+    if (total <= PUB_SMALL_MAX)
+        return s->area[s->v->local_index[rank]] + s->off_small + slot_of(s, seq) * (size_t)PUB_SMALL_MAX;
+    return outbox_of(s, rank, seq);
 }
 
 /* ---- ranks on other nodes: the same area layout, reached through the network channel ---- */
@@ -960,15 +977,12 @@ static rcoll_status_t net_push_publication(shm_tl_t *s, int peer, uint64_t seq, 
 static rcoll_status_t shm_publish(rcoll_tl_t *tl, uint64_t seq, const void *src, size_t len)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
-    /* Tiny data travels in the published line alone: its ring is the lines'. */
-    rcoll_status_t st = wait_outbox_free(s, seq, len > RCOLL_INLINE_MAX);
+    /* Tiny and small data travel in the published line and the small ring: the lines' ring. */
+    rcoll_status_t st = wait_outbox_free(s, seq, len > PUB_SMALL_MAX);
     if (st != RCOLL_OK)
         return st;
     rcoll_line_t *line = &head_of(s, s->v->rank)->published[slot_of(s, seq)];
-    if (len <= RCOLL_INLINE_MAX)
-        memcpy(line->payload, src, len);
-    else
-        copy_out(outbox_of(s, s->v->rank, seq), src, len);
+    copy_out(publication_of(s, s->v->rank, seq, len), src, len);
     line->len = (uint32_t)len;
     rcoll_line_post(line, seq);
     for (int peer = 0; s->net && st == RCOLL_OK && peer < s->v->size; peer++)
@@ -982,14 +996,14 @@ static rcoll_status_t shm_stage(rcoll_tl_t *tl, uint64_t seq, const void *src, s
 {
     shm_tl_t *s = (shm_tl_t *)tl;
     if (offset == 0) {
-        rcoll_status_t st = wait_outbox_free(s, seq, true);
+        rcoll_status_t st = wait_outbox_free(s, seq, total > PUB_SMALL_MAX);
         if (st != RCOLL_OK)
             return st;
         /* Readers of this slot are done: its length may change (get reads it). */
         head_of(s, s->v->rank)->published[slot_of(s, seq)].len = (uint32_t)total;
         s->pulled_seq = seq;
     }
-    copy_out(outbox_of(s, s->v->rank, seq) + offset, src, len);
+    copy_out(publication_of(s, s->v->rank, seq, total) + offset, src, len);
     return RCOLL_OK;
 }
 
@@ -1008,7 +1022,7 @@ static rcoll_status_t shm_get(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst,
         return rcoll_net_get(s->net, peer, dst, len, box_off(s, seq, 1) + offset);
     }
     rcoll_line_t *line = &head_of(s, peer)->published[slot_of(s, seq)];
-    const unsigned char *from = line->len <= RCOLL_INLINE_MAX ? line->payload : outbox_of(s, peer, seq);
+    const unsigned char *from = publication_of(s, peer, seq, line->len);
     if (len)
         memcpy(dst, from + offset, len);
     return RCOLL_OK;
@@ -1169,7 +1183,8 @@ static void layout(shm_tl_t *s, const rcoll_view_t *t, size_t inbox_bytes)
     s->off_pushed = s->off_view + (t->node_count > 1 ? (size_t)t->size * VIEW_LINES * sizeof(rcoll_line_t) : 0);
     s->off_advert = s->off_pushed + (t->node_count > 1 ? (size_t)t->size * s->box_depth * sizeof(pushed_block_t) : 0);
     s->off_bounce = s->off_advert + (t->node_count > 1 ? s->depth * sizeof(advert_block_t) : 0);
-    s->off_inbox = s->off_bounce + (size_t)t->ppn_max * sizeof(bounce_channel_t);
+    s->off_small = s->off_bounce + (size_t)t->ppn_max * sizeof(bounce_channel_t);
+    s->off_inbox = s->off_small + (size_t)s->depth * PUB_SMALL_MAX;
     s->base.inbox_bytes = inbox_bytes;
     /* The seed's M_T is 4 KB for InfiniBand, where copying is the cost. Here a single copy is a
      * process_vm_writev system call (~2.5 us with page pinning) into a receiver that must have

@@ -3,7 +3,8 @@
  * and read by all, with arrival notification for free) and the Direct algorithm of 3.4.1
  * (one step, no forwarding), here with the root's writes replaced by the readers' copies.
  * Steps: one. The root copies the message into its outbox in shared memory (<= 48 bytes: into
- * its published cache line itself) and raises one word; each other rank waits for that word
+ * its published cache line itself; <= 1 KB: the small ring beside it, as deep as the lines')
+ * and raises one word; each other rank waits for that word
  * and copies the message out, in whatever order the ranks run -- no rank waits for another
  * reader, and the root leaves as soon as it has published (it need not wait for anyone's
  * arrival). On an RDMA transport the same is a read of the root's registered outbox.

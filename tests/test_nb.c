@@ -287,7 +287,7 @@ static int complete_all(rcoll_team_t *t, slot_t *s, int n, int how, unsigned *se
             return fails + 1;
         }
         if (!flag) {
-            rcoll_team_pause(t, &polls);
+            (void)rcoll_team_pause(t, &polls);
             continue;
         }
         done[k] = 1;

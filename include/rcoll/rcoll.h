@@ -369,8 +369,9 @@ RCOLL_API rcoll_status_t rcoll_team_progress(rcoll_team_t *team);
  * between the tests, such as an MPI library's own progress): it spins, yields the core or
  * sleeps as rcoll_wait would at the same point of its wait, by the team's wait policy
  * (RCOLL_WAIT; ranks sharing cores yield at once, a rank with a core of its own spins ~10 ms
- * first). *polls counts the pauses of this wait: 0 at its start. */
-RCOLL_API void rcoll_team_pause(rcoll_team_t *team, uint64_t *polls);
+ * first). *polls counts the pauses of this wait: 0 at its start. Returns 1 if it yielded or
+ * slept (the caller's other work may want a look now), 0 if it spun. */
+RCOLL_API int rcoll_team_pause(rcoll_team_t *team, uint64_t *polls);
 
 /* Run `name` for every later call of `coll` on this team (NULL or "auto": back to the
  * decision). An unknown or inapplicable name is RCOLL_ERR_INVALID; the message lists the valid

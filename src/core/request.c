@@ -634,10 +634,10 @@ rcoll_status_t rcoll_team_progress(rcoll_team_t *t)
 
 /* The pause of rcoll_wait (board_wait) for a loop the caller runs: sleeping, it sleeps on the
  * board's bell (a peer that completes work for this rank rings it), or one slice. */
-void rcoll_team_pause(rcoll_team_t *t, uint64_t *polls)
+int rcoll_team_pause(rcoll_team_t *t, uint64_t *polls)
 {
     if (!t || !polls)
-        return;
+        return 0;
     rcoll_waiter_t w;
     rcoll_waiter_start(&w, &t->wait);
     w.polls = *polls;
@@ -645,8 +645,10 @@ void rcoll_team_pause(rcoll_team_t *t, uint64_t *polls)
     bool sleeping = w.polls >= (uint64_t)t->wait.spin_iters + t->wait.yield_iters;
     rcoll_line_t *bell = b && sleeping ? rcoll_board_bell(b) : NULL;
     uint64_t rung = bell ? atomic_load_explicit(&bell->value, memory_order_acquire) : 0;
+    bool spun = w.polls < t->wait.spin_iters;
     (void)rcoll_waiter_pause(&w, bell, rung + 1); /* a wait the caller runs has no timeout here */
     *polls = w.polls;
+    return !spun;
 }
 
 /* ---- the entry points: the blocking call's arguments, then a request ---- */

@@ -28,10 +28,10 @@
  *   program that never posts through rcoll: every completion wrapper first reads its count and
  *   goes straight to PMPI_ when it is 0.
  * - Completion: rcoll requests are tested (rcoll_test) in a loop that keeps MPI's progress
- *   going (PMPI_Iprobe on MPI_COMM_WORLD at most every 2 us: the native requests of the array,
- *   and a peer waiting for our native send, keep moving) and between tests pauses as
- *   rcoll_wait would (rcoll_team_pause: the team's wait policy); once every rcoll
- *   request the call needs is complete, the PMPI_ form of the call runs on the whole array
+ *   going (PMPI_Iprobe on MPI_COMM_WORLD every 32 spinning pauses and after each yield or
+ *   sleep: the native requests of the array, and a peer waiting for our native send, keep
+ *   moving) and between tests pauses as rcoll_wait would (rcoll_team_pause: the team's wait
+ *   policy); once every rcoll request the call needs is complete, the PMPI_ form of the call runs on the whole array
  *   (its generalized requests are complete, its persistent ones inactive to MPI), so statuses,
  *   MPI_REQUEST_NULL and native requests are MPI's own. A collective's status is what MPI gives
  *   its own collective requests (source 0, tag 0, count 0, not cancelled; MPI_ERROR as MPI
@@ -385,34 +385,36 @@ static void poke(void)
     PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
 }
 
-/* A wait loop of ours: the team whose policy it pauses by, its pauses so far, its last poke. */
+/* A wait loop of ours: the team whose policy it pauses by, its pauses so far, and whether the
+ * last one gave the core away. */
 typedef struct {
     rcoll_team_t *team;
     uint64_t polls;
-    double poked;
+    int away;
 } waiting_t;
 
-/* One pause between tests: MPI's own progress at most every 2 us (so at every pause once the
- * team's pauses yield or sleep), then rcoll_team_pause, which spins, yields or sleeps as
- * rcoll_wait would. Yielding at every pause made a rank with a core of its own give it away
- * where rcoll's own waits spin (np=2, MPI_Ibarrier + MPI_Wait: a fifth of the time in
- * sched_yield), and a poke per test was a probe of MPI's progress engine per test. */
+/* One pause between tests: MPI's own progress at the first pause, every 32nd while the team's
+ * pauses spin (a few microseconds) and after every pause that yielded or slept; then
+ * rcoll_team_pause, which spins, yields or sleeps as rcoll_wait would. Yielding at every
+ * pause made a rank with a core of its own give it away where rcoll's own waits spin (np=2,
+ * MPI_Ibarrier + MPI_Wait: a fifth of the time in sched_yield), and a probe of MPI's progress
+ * engine per test, or a clock read per pause, cost as much again. */
 static void wait_pause(waiting_t *w)
 {
-    double now = PMPI_Wtime();
-    if (now - w->poked >= 2e-6) {
+    if (w->away || (w->polls & 31) == 0)
         poke();
-        w->poked = now;
-    }
-    if (w->team)
-        rcoll_team_pause(w->team, &w->polls);
-    else
+    if (w->team) {
+        w->away = rcoll_team_pause(w->team, &w->polls);
+    } else {
+        w->polls++;
+        w->away = 1;
         sched_yield();
+    }
 }
 
 static void drive(rmpi_plan_t *p)
 {
-    waiting_t w = {p->team, 0, 0.0};
+    waiting_t w = {p->team, 0, 0};
     while (!plan_test(p))
         wait_pause(&w);
 }
@@ -1197,7 +1199,7 @@ static int scan_test(scan_t *sc)
 /* Waits until all of ours are done. */
 static void scan_wait(scan_t *sc)
 {
-    waiting_t w = {scan_team(sc), 0, 0.0};
+    waiting_t w = {scan_team(sc), 0, 0};
     while (scan_test(sc) < sc->ours)
         wait_pause(&w);
 }
@@ -1322,7 +1324,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
     if (ours == 0)
         return PMPI_Waitany(count, array_of_requests, index, status);
     int flag = 0, rc;
-    waiting_t w = {scan_team(&sc), 0, 0.0};
+    waiting_t w = {scan_team(&sc), 0, 0};
     while ((rc = testany_once(&sc, count, array_of_requests, index, &flag, status)) ==
                MPI_SUCCESS && !flag)
         wait_pause(&w);
@@ -1387,7 +1389,7 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
                              array_of_statuses);
     int rc;
-    waiting_t w = {scan_team(&sc), 0, 0.0};
+    waiting_t w = {scan_team(&sc), 0, 0};
     while ((rc = testsome_once(&sc, incount, array_of_requests, outcount, array_of_indices,
                                array_of_statuses)) == MPI_SUCCESS && *outcount == 0)
         wait_pause(&w);

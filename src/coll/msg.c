@@ -12,6 +12,8 @@ rcoll_status_t rcoll_msg_put(rcoll_args_t *a, int peer, unsigned step, rcoll_msg
         return tl->ops->put_inline(tl, peer, a->seq, step, src, len);
     case RCOLL_MSG_COPY:
         return tl->ops->put(tl, peer, a->seq, step, src, len, remote);
+    case RCOLL_MSG_COPY_SMALL:
+        return tl->ops->put_small(tl, peer, a->seq, step, src, len, remote);
     case RCOLL_MSG_ZCOPY:
     default:
         return tl->ops->put_user(tl, peer, a->seq, step, src, len, remote);
@@ -25,6 +27,8 @@ const unsigned char *rcoll_msg_data(const rcoll_args_t *a, int source, rcoll_msg
         return a->tl->ops->inline_data(a->tl, source, a->seq);
     if (proto == RCOLL_MSG_COPY)
         return (const unsigned char *)a->tl->ops->inbox(a->tl, a->seq) + inbox_off;
+    if (proto == RCOLL_MSG_COPY_SMALL)
+        return (const unsigned char *)a->tl->ops->small_inbox(a->tl, a->seq) + inbox_off;
     return NULL;
 }
 

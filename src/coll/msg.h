@@ -9,6 +9,10 @@
  *           ranks outnumber cores, the node transport across nodes; docs/tuning.md), when the
  *           algorithm's inbox layout fits the receiver's inbox (`inbox_end`: where it ends);
  *   zcopy   otherwise: single copy into the buffer the receiver advertised (put_user).
+ *   copy_small  (rcoll_msg_proto_small only) a copy whose inbox layout ends within the
+ *           transport's small inbox: the same offsets, in a ring as deep as the signal lines'
+ *           instead of the boxes' 2, so a sender may run that many calls ahead of its receiver
+ *           (a fixed root's back-to-back gathers of 49-256 B).
  * `remote` of a put: the offset in the receiver's inbox (copy) or advertised buffer (zcopy);
  * inline data is the whole line. */
 #ifndef RCOLL_COLL_MSG_H
@@ -18,7 +22,13 @@
 #include <stddef.h>
 #include "coll/coll.h"
 
-typedef enum { RCOLL_MSG_INLINE, RCOLL_MSG_COPY, RCOLL_MSG_ZCOPY } rcoll_msg_proto_t;
+typedef enum { RCOLL_MSG_INLINE, RCOLL_MSG_COPY, RCOLL_MSG_ZCOPY, RCOLL_MSG_COPY_SMALL } rcoll_msg_proto_t;
+
+/* Copied into an inbox (the big or the small one): its data sits at its inbox offset. */
+static inline bool rcoll_msg_copied(rcoll_msg_proto_t proto)
+{
+    return proto == RCOLL_MSG_COPY || proto == RCOLL_MSG_COPY_SMALL;
+}
 
 static inline rcoll_msg_proto_t rcoll_msg_proto(const rcoll_args_t *a, size_t bytes, size_t inbox_end,
                                                 bool allow_inline)
@@ -28,6 +38,16 @@ static inline rcoll_msg_proto_t rcoll_msg_proto(const rcoll_args_t *a, size_t by
     if (bytes < a->tl->zcopy_threshold && inbox_end <= a->tl->inbox_bytes)
         return RCOLL_MSG_COPY;
     return RCOLL_MSG_ZCOPY;
+}
+
+/* rcoll_msg_proto with inline allowed, and copy_small where the copy's inbox layout ends within
+ * the small inbox. Only for callers whose inbox_end is exact (no offset of the message, nor of
+ * any other message of the call to that receiver read from the same inbox, lies beyond it):
+ * the rooted collectives' messages (coll/xfer.h). */
+static inline rcoll_msg_proto_t rcoll_msg_proto_small(const rcoll_args_t *a, size_t bytes, size_t inbox_end)
+{
+    rcoll_msg_proto_t p = rcoll_msg_proto(a, bytes, inbox_end, true);
+    return p == RCOLL_MSG_COPY && inbox_end <= a->tl->small_inbox_bytes ? RCOLL_MSG_COPY_SMALL : p;
 }
 
 /* len bytes from src to `peer` by `proto`, raising its signal `step` (RCOLL_NO_SIGNAL: data

@@ -11,10 +11,11 @@
 #include "coll/msg.h"
 #include "coll/sweep.h"
 
-/* The message layer's protocol (coll/msg.h), inline allowed. */
+/* The message layer's protocol (coll/msg.h), inline and the small inbox allowed (every
+ * caller's inbox_end is exact). */
 static inline rcoll_msg_proto_t gs_proto(const rcoll_args_t *a, size_t bytes, size_t inbox_end)
 {
-    return rcoll_msg_proto(a, bytes, inbox_end, true);
+    return rcoll_msg_proto_small(a, bytes, inbox_end);
 }
 
 /* One message to one peer, sent in parts. `remote` of a part: its offset in the receiver's

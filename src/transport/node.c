@@ -18,6 +18,7 @@
  *   advert[L]    (teams spanning nodes) my advertisement for them to read: line + buffer key
  *   bounce[N]    per local sender: a chunk line, an ack line and CHUNK bytes (fallback copy)
  *   small[L]     what it published of 49 B to PUB_SMALL_MAX, one per line slot
+ *   smallin[L]   its small inbox (put_small: SMALL_INBOX bytes), one per line slot
  *   inbox[B]     the copy-based slots ("collective buffer"), one per box slot (seq mod B)
  *   outbox[B]    what it published for every peer to read, one per box slot
  * A sender writes into a receiver's slot of seq only after the receiver's done word shows
@@ -70,6 +71,9 @@
  * publishing small messages back to back (bcast, scatter) may then run the lines' L calls ahead
  * of its readers instead of the boxes' 2 (docs/tuning.md, "Back-to-back rooted calls"). */
 #define PUB_SMALL_MAX 1024u
+/* The small inbox: copy-based messages whose inbox layout ends within it (a fixed root's
+ * gather of 49-256 B from 4-16 ranks) take the lines' ring too (docs/tuning.md). */
+#define SMALL_INBOX 4096u
 
 typedef struct {
     rcoll_line_t chunk; /* value: chunks sent; payload: destination address and length */
@@ -127,7 +131,7 @@ typedef struct {
     unsigned char *seg;
     size_t seg_bytes;
     size_t area_bytes;
-    size_t off_signal, off_view, off_pushed, off_advert, off_bounce, off_small, off_inbox;
+    size_t off_signal, off_view, off_pushed, off_advert, off_bounce, off_small, off_smallin, off_inbox;
     size_t off_board, board_bytes; /* the nonblocking engine's board, after the areas */
     unsigned char **area;     /* per local index */
     uint64_t *peer_done_seen; /* per team rank: last done value read (flow control cache) */
@@ -181,6 +185,11 @@ static bounce_channel_t *bounce_of(shm_tl_t *s, int receiver_index, int sender_i
 static unsigned char *inbox_of(shm_tl_t *s, int rank, uint64_t seq)
 {
     return s->area[s->v->local_index[rank]] + s->off_inbox + box_of(s, seq) * s->base.inbox_bytes;
+}
+
+static unsigned char *small_inbox_of(shm_tl_t *s, int rank, uint64_t seq)
+{
+    return s->area[s->v->local_index[rank]] + s->off_smallin + slot_of(s, seq) * (size_t)SMALL_INBOX;
 }
 
 static unsigned char *outbox_of(shm_tl_t *s, int rank, uint64_t seq)
@@ -624,6 +633,12 @@ static void *shm_inbox(rcoll_tl_t *tl, uint64_t seq)
     return inbox_of(s, s->v->rank, seq);
 }
 
+static void *shm_small_inbox(rcoll_tl_t *tl, uint64_t seq)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    return small_inbox_of(s, s->v->rank, seq);
+}
+
 /* A rank on another node: read its done word until it shows `need` (what it last said, or a
  * signal or publication from it for a later collective, saves the read). */
 static rcoll_status_t net_wait_done(shm_tl_t *s, int peer, uint64_t need)
@@ -707,25 +722,38 @@ static void post_signal(shm_tl_t *s, int peer, uint64_t seq, unsigned step, size
     rcoll_line_post(line, RCOLL_SIGNAL(seq, step));
 }
 
-static rcoll_status_t shm_put(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
-                              const void *src, size_t len, size_t inbox_offset)
+/* A copy into the peer's inbox (its box ring) or its small inbox (the lines' ring). */
+static rcoll_status_t put_copy(shm_tl_t *s, int peer, uint64_t seq, unsigned step,
+                               const void *src, size_t len, size_t inbox_offset, bool small)
 {
-    shm_tl_t *s = (shm_tl_t *)tl;
-    rcoll_status_t st = wait_slots_free(s, peer, seq, s->box_depth);
+    rcoll_status_t st = wait_slots_free(s, peer, seq, small ? s->depth : s->box_depth);
     if (st != RCOLL_OK)
         return st;
+    size_t off = small ? s->off_smallin + slot_of(s, seq) * (size_t)SMALL_INBOX : box_off(s, seq, 0);
     if (is_remote(s, peer)) /* data and signal in one message */
-        return rcoll_net_write(s->net, peer, src, len, box_off(s, seq, 0) + inbox_offset,
+        return rcoll_net_write(s->net, peer, src, len, off + inbox_offset,
                                step == RCOLL_NO_SIGNAL ? RCOLL_NET_NO_SIGNAL
                                                        : signal_off(s, s->v->rank, seq),
                                RCOLL_SIGNAL(seq, step));
     if (len)
-        copy_out(inbox_of(s, peer, seq) + inbox_offset, src, len);
+        copy_out((small ? small_inbox_of(s, peer, seq) : inbox_of(s, peer, seq)) + inbox_offset, src, len);
     if (step != RCOLL_NO_SIGNAL)
         post_signal(s, peer, seq, step, len);
     else
         count_sent(s, peer, seq, len);
     return RCOLL_OK;
+}
+
+static rcoll_status_t shm_put(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
+                              const void *src, size_t len, size_t inbox_offset)
+{
+    return put_copy((shm_tl_t *)tl, peer, seq, step, src, len, inbox_offset, false);
+}
+
+static rcoll_status_t shm_put_small(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
+                                    const void *src, size_t len, size_t inbox_offset)
+{
+    return put_copy((shm_tl_t *)tl, peer, seq, step, src, len, inbox_offset, true);
 }
 
 static rcoll_status_t shm_put_inline(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
@@ -1148,6 +1176,8 @@ static const rcoll_tl_ops_t shm_ops = {
     .leave = shm_leave,
     .inbox = shm_inbox,
     .put = shm_put,
+    .small_inbox = shm_small_inbox,
+    .put_small = shm_put_small,
     .put_inline = shm_put_inline,
     .inline_data = shm_inline_data,
     .put_user = shm_put_user,
@@ -1184,7 +1214,9 @@ static void layout(shm_tl_t *s, const rcoll_view_t *t, size_t inbox_bytes)
     s->off_advert = s->off_pushed + (t->node_count > 1 ? (size_t)t->size * s->box_depth * sizeof(pushed_block_t) : 0);
     s->off_bounce = s->off_advert + (t->node_count > 1 ? s->depth * sizeof(advert_block_t) : 0);
     s->off_small = s->off_bounce + (size_t)t->ppn_max * sizeof(bounce_channel_t);
-    s->off_inbox = s->off_small + (size_t)s->depth * PUB_SMALL_MAX;
+    s->off_smallin = s->off_small + (size_t)s->depth * PUB_SMALL_MAX;
+    s->off_inbox = s->off_smallin + (size_t)s->depth * SMALL_INBOX;
+    s->base.small_inbox_bytes = SMALL_INBOX;
     s->base.inbox_bytes = inbox_bytes;
     /* The seed's M_T is 4 KB for InfiniBand, where copying is the cost. Here a single copy is a
      * process_vm_writev system call (~2.5 us with page pinning) into a receiver that must have

@@ -8,6 +8,8 @@
  * - put:        copy into the peer's inbox (its slot of the team's collective buffer) for this
  *               collective, then raise the peer's signal from me. Copy-based path.
  * - put_inline: up to RCOLL_INLINE_MAX bytes inside the signal's own cache line.
+ * - put_small:  as put, into the peer's small inbox (small_inbox_bytes, 0: none): a ring as
+ *               deep as the signal lines', where a put's ring is the boxes' (2 deep).
  * - put_user:   single copy into the buffer the peer advertised when it entered the collective
  *               (CMA on shm, or a chunked copy through shared memory), then raise the signal;
  *               never past the advertised end (cut there, the call noted in tl->truncated).
@@ -68,6 +70,9 @@ typedef struct {
      * sent has left its buffers. */
     rcoll_status_t (*leave)(rcoll_tl_t *tl, uint64_t seq);
     void *(*inbox)(rcoll_tl_t *tl, uint64_t seq);
+    void *(*small_inbox)(rcoll_tl_t *tl, uint64_t seq);
+    rcoll_status_t (*put_small)(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
+                                const void *src, size_t len, size_t inbox_offset);
     rcoll_status_t (*put)(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step, const void *src,
                           size_t len, size_t inbox_offset);
     rcoll_status_t (*put_inline)(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
@@ -102,6 +107,7 @@ enum { RCOLL_PULL_EVERY = -1, RCOLL_PULL_SIGNALLED = -2 };
 struct rcoll_tl {
     const rcoll_tl_ops_t *ops;
     size_t inbox_bytes;   /* usable bytes of one inbox, and of one outbox */
+    size_t small_inbox_bytes; /* of one small inbox (put_small), 0: none */
     size_t zcopy_threshold; /* messages of at least this many bytes go single copy */
     bool single_copy;     /* put_user is a true single copy (CMA), get_user works */
     const rcoll_wait_policy_t *wait; /* the team's wait policy */

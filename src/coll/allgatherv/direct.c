@@ -56,7 +56,7 @@ static int step(rcoll_args_t *a, void *ctx, int item)
     char *rbuf = a->recvbuf;
     if (item < a->size) {
         rcoll_msg_proto_t proto = proto_of(a, v, a->rank);
-        size_t remote = proto == RCOLL_MSG_COPY ? v->off[a->rank] : 0;
+        size_t remote = rcoll_msg_copied(proto) ? v->off[a->rank] : 0;
         if (proto == RCOLL_MSG_ZCOPY) {
             rcoll_event_t ev = rcoll_ev_published(item, a->seq);
             if (!a->tl->ops->test(a->tl, &ev))

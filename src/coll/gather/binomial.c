@@ -90,7 +90,7 @@ static rcoll_status_t send_run(gs_msg_t *msg, const gs_tree_t *t, const void *sr
     size_t m = msg->a->bytes;
     if (msg->proto == RCOLL_MSG_INLINE)
         return gs_msg_part(msg, src, len, (size_t)(u - t->me) * m, step);
-    if (msg->proto == RCOLL_MSG_COPY || t->parent != 0)
+    if (rcoll_msg_copied(msg->proto) || t->parent != 0)
         return gs_msg_part(msg, src, len, (size_t)(u - t->parent) * m, step);
     size_t off[2], n_len[2]; /* zero copy into the root's receive buffer: by team rank */
     int n = gs_tree_pieces(t, u, (int)(len / m), m, off, n_len);

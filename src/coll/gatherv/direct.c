@@ -6,9 +6,11 @@
  * it from its counts):
  *   0 bytes          nothing is sent (both sides know);
  *   <= 48 bytes      inline in the signal's cache line;
- *   copy-based       below the zero-copy threshold and within a fixed slot of the root's inbox
- *                    (inbox / P bytes, 64-byte aligned, slot r for rank r): the root copies it
- *                    out to its displacement;
+ *   copy-based       below the zero-copy threshold and within a fixed slot of the root's small
+ *                    inbox (small inbox / P bytes, 64-byte aligned, slot r for rank r: a ring as
+ *                    deep as the signal lines', so a sender may run that many calls ahead of a
+ *                    fixed root), else of its inbox (inbox / P bytes): the root copies it out to
+ *                    its displacement;
  *   single copy      otherwise: the root publishes its displacement array once (when any
  *                    sender needs it); such a sender reads just its own entry (get with offset)
  *                    and writes its block straight to that place of the root's receive buffer.
@@ -25,10 +27,25 @@ static size_t slot_bytes(const rcoll_args_t *a)
     return (a->tl->inbox_bytes / (size_t)a->size) & ~(size_t)63;
 }
 
+static size_t small_slot_bytes(const rcoll_args_t *a)
+{
+    return (a->tl->small_inbox_bytes / (size_t)a->size) & ~(size_t)63;
+}
+
 static rcoll_msg_proto_t proto_of(const rcoll_args_t *a, int r, size_t count)
 {
-    size_t slot = slot_bytes(a);
-    return gs_proto(a, count, count <= slot ? (size_t)r * slot + count : SIZE_MAX);
+    size_t small = small_slot_bytes(a), slot = slot_bytes(a);
+    if (count <= small) /* inline, or the small inbox (gs_proto) */
+        return gs_proto(a, count, (size_t)r * small + count);
+    return rcoll_msg_proto(a, count, count <= slot ? (size_t)r * slot + count : SIZE_MAX, true);
+}
+
+/* Where rank r's block sits in the root's inbox (copied) or line (inline: 0). */
+static size_t inbox_off(const rcoll_args_t *a, int r, rcoll_msg_proto_t proto)
+{
+    if (proto == RCOLL_MSG_COPY_SMALL)
+        return (size_t)r * small_slot_bytes(a);
+    return proto == RCOLL_MSG_COPY ? (size_t)r * slot_bytes(a) : 0;
 }
 
 /* Root: take rank r's block if its signal is there. */
@@ -43,7 +60,7 @@ static int collect(rcoll_args_t *a, void *ctx, int r)
     rcoll_msg_proto_t proto = proto_of(a, r, count);
     if (proto != RCOLL_MSG_ZCOPY)
         memcpy((char *)a->recvbuf + a->rdispls[r],
-               gs_msg_data(a, r, proto, (size_t)r * slot_bytes(a), NULL), count);
+               gs_msg_data(a, r, proto, inbox_off(a, r, proto), NULL), count);
     return 1;
 }
 
@@ -84,7 +101,7 @@ static rcoll_status_t root_side(rcoll_args_t *a)
 static rcoll_status_t sender_side(rcoll_args_t *a)
 {
     rcoll_msg_proto_t proto = proto_of(a, a->rank, a->bytes);
-    size_t remote = proto == RCOLL_MSG_COPY ? (size_t)a->rank * slot_bytes(a) : 0;
+    size_t remote = inbox_off(a, a->rank, proto);
     if (proto == RCOLL_MSG_ZCOPY) {
         if ((size_t)a->size * sizeof(size_t) > a->tl->inbox_bytes)
             return too_many_ranks(a);

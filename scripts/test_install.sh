@@ -42,6 +42,7 @@ for mpi in "" -mpich; do
         [ -e "$libdir/librcoll-mpi$mpi.so" ] || fail "librcoll-mpi$mpi.so not installed"
         [ -x "$prefix/bin/rcoll-bench$mpi" ] || fail "rcoll-bench$mpi not installed"
         [ -x "$prefix/bin/rcoll-soak$mpi" ] || fail "rcoll-soak$mpi not installed"
+        [ -x "$prefix/bin/rcoll-loop$mpi" ] || fail "rcoll-loop$mpi not installed"
         for app in matmul nbody radix fft3d; do
             [ -x "$prefix/bin/rcoll-app-$app$mpi" ] || fail "rcoll-app-$app$mpi not installed"
         done

@@ -1047,6 +1047,9 @@ static rcoll_status_t shm_get(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst,
             memcpy(dst, (b->line.len <= RCOLL_INLINE_MAX ? b->line.payload : b->data) + offset, len);
             return RCOLL_OK;
         }
+        /* Not pushed: larger than PUSHED_MAX, or staged (stage pushes nothing), which across
+         * nodes happens from 16 KB only -- a staged publication of at most PUB_SMALL_MAX
+         * bytes lies in the small ring, and only node teams (hier_pap) stage such. */
         return rcoll_net_get(s->net, peer, dst, len, box_off(s, seq, 1) + offset);
     }
     rcoll_line_t *line = &head_of(s, peer)->published[slot_of(s, seq)];

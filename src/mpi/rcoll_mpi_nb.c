@@ -31,8 +31,9 @@
  *   going (PMPI_Iprobe on MPI_COMM_WORLD every 32 spinning pauses and after each yield or
  *   sleep: the native requests of the array, and a peer waiting for our native send, keep
  *   moving) and between tests pauses as rcoll_wait would (rcoll_team_pause: the team's wait
- *   policy); once every rcoll request the call needs is complete, the PMPI_ form of the call runs on the whole array
- *   (its generalized requests are complete, its persistent ones inactive to MPI), so statuses,
+ *   policy); once every rcoll request the call needs is complete, the PMPI_ form of the call
+ *   runs on the whole array (its generalized requests are complete, its persistent ones
+ *   inactive to MPI), so statuses,
  *   MPI_REQUEST_NULL and native requests are MPI's own. A collective's status is what MPI gives
  *   its own collective requests (source 0, tag 0, count 0, not cancelled; MPI_ERROR as MPI
  *   sets it per call). An rcoll error prints "rcoll: <detail>" when found and raises its MPI

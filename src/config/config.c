@@ -202,6 +202,8 @@ static rcoll_status_t read_ints(rcoll_config_t *cfg, char *err, size_t err_len)
         {"RCOLL_REG_CACHE", 0, 1 << 16, "an integer 0..65536 (0: no registration cache)", &cfg->reg_cache},
         {"RCOLL_PPN", 1, INT_MAX, "an integer 1..2147483647 (ranks per node)", &cfg->ppn},
         {"RCOLL_NB_SLOTS", 0, 1024, "an integer 0..1024 (0: no board)", &cfg->nb_slots},
+        {"RCOLL_NB_AREAS", 1, 1024, "an integer 1..1024 (inline areas per rank; at most RCOLL_NB_SLOTS "
+         "are used)", &cfg->nb_areas},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
         const char *v = getenv(ints[i].var);
@@ -573,7 +575,8 @@ rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_
     cfg->log_level = RCOLL_LOG_WARN;
     cfg->cma = RCOLL_CMA_AUTO;
     cfg->ucx_put = RCOLL_UCX_PUT_AUTO;
-    cfg->nb_slots = 8;          /* docs/tuning.md, "Nonblocking collectives" */
+    cfg->nb_slots = 32;         /* docs/tuning.md, "Nonblocking collectives" */
+    cfg->nb_areas = 8;
     cfg->nb_inline = 68 * 1024;
     cfg->cores = online_cores();
     cfg->spin_iters = cfg->yield_iters = -1;

@@ -82,6 +82,7 @@ typedef struct {
     rcoll_ucx_put_t ucx_put;         /* RCOLL_UCX_PUT=am|rma|auto: single copies to other nodes */
     int nb_slots;                    /* RCOLL_NB_SLOTS: outstanding nonblocking calls per team on
                                       * the board (0: no board, caller-driven engine) */
+    int nb_areas;                    /* RCOLL_NB_AREAS: of them, with data inline (at most nb_slots) */
     size_t nb_inline;                /* RCOLL_NB_INLINE: per call and rank, send data up to this
                                       * is copied onto the board at post */
     int progress_thread;             /* RCOLL_PROGRESS=thread (1) or caller (0) */

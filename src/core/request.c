@@ -245,16 +245,25 @@ static rcoll_status_t board_wait(struct rcoll_team *t, bool (*done)(void *arg), 
 struct slot_wait {
     rcoll_board_t *b;
     uint64_t seq;
+    bool area; /* the inline area too */
 };
+
+static bool slot_ready(const struct slot_wait *s)
+{
+    return rcoll_board_slot_free(s->b, s->seq) && (!s->area || rcoll_board_area_free(s->b, s->seq));
+}
 
 static bool slot_is_free(void *arg)
 {
     struct slot_wait *s = arg;
-    if (rcoll_board_slot_free(s->b, s->seq))
+    if (slot_ready(s))
         return true;
-    /* What I posted inline a round ago and a peer has not taken: I write it myself. */
-    rcoll_nb_rescue(s->b, s->seq - rcoll_board_slots(s->b));
-    return rcoll_board_slot_free(s->b, s->seq);
+    /* What I posted on the board calls ago and a peer has not taken: I write it myself. */
+    if (!rcoll_board_slot_free(s->b, s->seq))
+        rcoll_nb_rescue(s->b, s->seq - rcoll_board_slots(s->b));
+    if (s->area && !rcoll_board_area_free(s->b, s->seq))
+        rcoll_nb_rescue(s->b, rcoll_board_area_last(s->b, s->seq));
+    return slot_ready(s);
 }
 
 static const rcoll_nb_algo_t *choose_nb(struct rcoll_team *t, rcoll_coll_t coll)
@@ -285,13 +294,15 @@ static rcoll_status_t board_start(struct rcoll_request *r)
     r->algo = choose_nb(t, r->call.coll);
     r->ran = r->algo->name;
     r->seq = ++t->nb->seq;
-    struct slot_wait sw = {b, r->seq};
-    if (!rcoll_board_slot_free(b, r->seq)) {
+    r->area = !r->algo->head_only || !r->algo->head_only(r, b);
+    struct slot_wait sw = {b, r->seq, r->area};
+    if (!slot_ready(&sw)) {
         st = board_wait(t, slot_is_free, &sw, NULL);
         if (st != RCOLL_OK) {
             --t->nb->seq;
             return rcoll_team_error(t, st, "%s: no free slot on the board (a peer stopped taking part "
-                                    "%u calls ago)", rcoll_coll_name(r->call.coll), rcoll_board_slots(b));
+                                    "%u calls ago or earlier)", rcoll_coll_name(r->call.coll),
+                                    r->area ? rcoll_board_areas(b) : rcoll_board_slots(b));
         }
     }
     st = r->algo->start(r, b);

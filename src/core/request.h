@@ -35,6 +35,7 @@ struct rcoll_request {
     uint64_t seq;
     rcoll_args_t args;
     rcoll_call_verdict_t verdict;
+    bool area;                  /* board: its inline area is free for it (else it posts none) */
     void *state;                /* the algorithm's, per request (freed with it) */
     struct rcoll_nb_reduce *red; /* board: a reduction posted as its data mover, folded at the
                                   * end (core/request_reduce.h) */

@@ -14,6 +14,7 @@
 #ifndef RCOLL_TRANSPORT_BOARD_H
 #define RCOLL_TRANSPORT_BOARD_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,12 +22,15 @@
 #include "transport/view.h"
 #include "rcoll/rcoll.h"
 
-/* An address with this bit is an offset into the owner's inline area of the same slot. */
+/* An address with this bit is an offset into the owner's inline area of the call. */
 #define RCOLL_BOARD_INLINE (1ull << 63)
-/* An address with this bit is an offset into the owner's slot head: tiny data that travels in
- * the cache line of the arrival itself (RCOLL_BOARD_HEAD_BYTES at most). */
+/* An address with this bit is an offset into the owner's slot head, from its payload on: the
+ * head line is the first of a run of RCOLL_BOARD_HEAD_RUN bytes that every slot has, so data of
+ * up to RCOLL_BOARD_HEAD_BYTES travels with the arrival (up to RCOLL_LINE_PAYLOAD in the cache
+ * line of the arrival itself, one miss for both) and needs no inline area. */
 #define RCOLL_BOARD_HEAD (1ull << 62)
-#define RCOLL_BOARD_HEAD_BYTES RCOLL_LINE_PAYLOAD
+#define RCOLL_BOARD_HEAD_RUN 1088u /* 17 lines: a message of 1 KB fits */
+#define RCOLL_BOARD_HEAD_BYTES (RCOLL_BOARD_HEAD_RUN - offsetof(rcoll_line_t, payload))
 /* Data held on the board (inline area or head) rather than in the owner's buffers. */
 #define RCOLL_BOARD_HELD (RCOLL_BOARD_INLINE | RCOLL_BOARD_HEAD)
 
@@ -42,14 +46,78 @@ typedef struct {
 
 typedef struct rcoll_board rcoll_board_t;
 
+/* Visible for the accessors below, which the engine calls many times per collective and the
+ * compiler inlines; only board.c writes it. */
+struct rcoll_board {
+    const rcoll_view_t *v;
+    unsigned char *base;
+    unsigned slots, areas; /* slots: the ring of calls; areas: of inline areas (areas <= slots) */
+    uint64_t slot_mask, area_mask; /* slots - 1, areas - 1 when powers of two (no division) */
+    size_t inline_bytes, area_bytes;
+    size_t slot_bytes, desc_off;
+    size_t off_slots, off_areas, off_claims, off_dones, row_bytes;
+    int rank, size;
+    /* Per slot, the peers whose pairs with me its last call moves (bit p: from p to me, and
+     * from me to p); pairs outside them carried nothing and are not waited for. */
+    uint64_t (*waits)[2];
+    uint64_t *area_user; /* per inline area, the last call that put data in it (0: none) */
+};
+
+/* ---- layout (board.c describes it) ---- */
+
+static inline size_t rcoll_board_slot_index(const rcoll_board_t *b, uint64_t seq)
+{
+    return (size_t)(b->slot_mask || b->slots == 1 ? seq & b->slot_mask : seq % b->slots);
+}
+
+static inline unsigned char *rcoll_board_slot_at(rcoll_board_t *b, int rank, uint64_t seq)
+{
+    return b->base + b->off_slots + ((size_t)rank * b->slots + rcoll_board_slot_index(b, seq)) * b->slot_bytes;
+}
+
+/* The inline area of call seq of `rank` (shared by the calls seq + k * areas). */
+static inline unsigned char *rcoll_board_area_at(rcoll_board_t *b, int rank, uint64_t seq)
+{
+    size_t k = (size_t)(b->area_mask || b->areas == 1 ? seq & b->area_mask : seq % b->areas);
+    return b->base + b->off_areas + ((size_t)rank * b->areas + k) * b->area_bytes;
+}
+
+static inline rcoll_line_t *rcoll_board_head_at(rcoll_board_t *b, int rank, uint64_t seq)
+{
+    return (rcoll_line_t *)(void *)rcoll_board_slot_at(b, rank, seq);
+}
+
+/* One row per (slot, destination), a cache line apart: the pairs into a rank, which it claims
+ * and marks itself most of the time, share no line with the pairs into another. Claims and
+ * done words in separate rows: a peer reads my done words when it reuses its slot, and my
+ * claim (an atomic exchange, which waits for its line) then still finds its line mine. */
+static inline _Atomic uint64_t *rcoll_board_word_at(rcoll_board_t *b, size_t off, int src, int dst, uint64_t seq)
+{
+    size_t k = rcoll_board_slot_index(b, seq), n = (size_t)b->size;
+    unsigned char *row = b->base + off + (k * n + (size_t)dst) * b->row_bytes;
+    return (_Atomic uint64_t *)(void *)row + src;
+}
+
+static inline _Atomic uint64_t *rcoll_board_claim_word(rcoll_board_t *b, int src, int dst, uint64_t seq)
+{
+    return rcoll_board_word_at(b, b->off_claims, src, dst, seq);
+}
+
+static inline _Atomic uint64_t *rcoll_board_done_word(rcoll_board_t *b, int src, int dst, uint64_t seq)
+{
+    return rcoll_board_word_at(b, b->off_dones, src, dst, seq);
+}
+
 /* Bytes of board for a team of `size` ranks (0: no board for such a team). */
-size_t rcoll_board_bytes(int size, unsigned slots, size_t inline_bytes);
+size_t rcoll_board_bytes(int size, unsigned slots, unsigned areas, size_t inline_bytes);
 /* Attaches to the region (mapped at `base` in every local rank; zeroed when created) of a team
  * on one node whose ranks may read and write each other's memory (CMA). */
-rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned slots, size_t inline_bytes);
+rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned slots, unsigned areas,
+                                  size_t inline_bytes);
 void rcoll_board_detach(rcoll_board_t *b);
 
 unsigned rcoll_board_slots(const rcoll_board_t *b);
+unsigned rcoll_board_areas(const rcoll_board_t *b);
 int rcoll_board_rank(const rcoll_board_t *b);
 int rcoll_board_size(const rcoll_board_t *b);
 size_t rcoll_board_inline_bytes(const rcoll_board_t *b);
@@ -57,14 +125,31 @@ size_t rcoll_board_inline_bytes(const rcoll_board_t *b);
 /* My slot for collective `seq` (numbered from 1): may I write it? (every pair of seq - slots
  * between me and a peer it waits for is done: my peers no longer read it) */
 bool rcoll_board_slot_free(rcoll_board_t *b, uint64_t seq);
+/* My inline area of seq, likewise: every pair of the last call that put data in it is done. A
+ * call whose data all rides in its head line needs only its slot. */
+bool rcoll_board_area_free(rcoll_board_t *b, uint64_t seq);
+/* That last call (0: none). */
+uint64_t rcoll_board_area_last(rcoll_board_t *b, uint64_t seq);
+/* Call seq puts data in my inline area (before writing it; once rcoll_board_area_free). */
+void rcoll_board_use_area(rcoll_board_t *b, uint64_t seq);
 /* The peers the call in my slot of seq waits for, as posted: bit p for the pairs from p to me
  * (out false) or from me to p (out true). */
 uint64_t rcoll_board_waits(rcoll_board_t *b, uint64_t seq, bool out);
-/* My slot's descriptors (one per rank, mine unused) and inline area, to fill before post. */
-rcoll_board_desc_t *rcoll_board_descs(rcoll_board_t *b, uint64_t seq);
-unsigned char *rcoll_board_inline(rcoll_board_t *b, uint64_t seq);
+/* My slot's descriptors (one per rank, mine unused) and my inline area of seq (once
+ * rcoll_board_area_free), to fill before post. */
+static inline rcoll_board_desc_t *rcoll_board_descs(rcoll_board_t *b, uint64_t seq)
+{
+    return (rcoll_board_desc_t *)(void *)(rcoll_board_slot_at(b, b->rank, seq) + b->desc_off);
+}
+static inline unsigned char *rcoll_board_inline(rcoll_board_t *b, uint64_t seq)
+{
+    return rcoll_board_area_at(b, b->rank, seq);
+}
 /* My slot head's payload (RCOLL_BOARD_HEAD_BYTES), to fill before post. */
-unsigned char *rcoll_board_head(rcoll_board_t *b, uint64_t seq);
+static inline unsigned char *rcoll_board_head(rcoll_board_t *b, uint64_t seq)
+{
+    return rcoll_board_head_at(b, b->rank, seq)->payload;
+}
 /* Raises my arrival for seq, with `word` (the algorithm's: what its head holds) beside it in
  * the same cache line, and rings every peer's bell. `in` and `out`: the peers (bit p) whose
  * pairs from them to me and from me to them carry something in this call, as both ends know;
@@ -72,20 +157,50 @@ unsigned char *rcoll_board_head(rcoll_board_t *b, uint64_t seq);
 void rcoll_board_post(rcoll_board_t *b, uint64_t seq, uint32_t word, uint64_t in, uint64_t out);
 /* The head payload a peer posted with seq and its word (NULL before it posted seq, and once it
  * moved past it). One cache line: a reader learns the arrival and tiny data in one miss. */
-const unsigned char *rcoll_board_peer_head(rcoll_board_t *b, int peer, uint64_t seq, uint32_t *word);
+static inline const unsigned char *rcoll_board_peer_head(rcoll_board_t *b, int peer, uint64_t seq, uint32_t *word)
+{
+    rcoll_line_t *h = rcoll_board_head_at(b, peer, seq);
+    if (atomic_load_explicit(&h->value, memory_order_acquire) != seq)
+        return NULL;
+    *word = h->len;
+    return h->payload;
+}
 /* Peer's descriptors for seq once it posted it (NULL before; also NULL once it moved past it,
  * which it does only after everything of seq involving it is done). */
-const rcoll_board_desc_t *rcoll_board_peer(rcoll_board_t *b, int peer, uint64_t seq);
+static inline const rcoll_board_desc_t *rcoll_board_peer(rcoll_board_t *b, int peer, uint64_t seq)
+{
+    if (atomic_load_explicit(&rcoll_board_head_at(b, peer, seq)->value, memory_order_acquire) != seq)
+        return NULL;
+    return (const rcoll_board_desc_t *)(void *)(rcoll_board_slot_at(b, peer, seq) + b->desc_off);
+}
 /* Whether the peer has posted seq or a later one. */
-bool rcoll_board_arrived(rcoll_board_t *b, int peer, uint64_t seq);
+static inline bool rcoll_board_arrived(rcoll_board_t *b, int peer, uint64_t seq)
+{
+    return atomic_load_explicit(&rcoll_board_head_at(b, peer, seq)->value, memory_order_acquire) >= seq;
+}
 
 /* Pair (src -> dst) of seq: claim it (true for exactly one caller), mark it moved (rings both
  * bells; `mismatch`: the ends' lengths differ), ask whether it was moved. */
-bool rcoll_board_claim(rcoll_board_t *b, int src, int dst, uint64_t seq);
+static inline bool rcoll_board_claim(rcoll_board_t *b, int src, int dst, uint64_t seq)
+{
+    _Atomic uint64_t *w = rcoll_board_claim_word(b, src, dst, seq);
+    uint64_t v = atomic_load_explicit(w, memory_order_relaxed);
+    while (v < seq)
+        if (atomic_compare_exchange_weak_explicit(w, &v, seq, memory_order_acq_rel, memory_order_relaxed))
+            return true;
+    return false;
+}
 void rcoll_board_done(rcoll_board_t *b, int src, int dst, uint64_t seq, bool mismatch);
-bool rcoll_board_is_done(rcoll_board_t *b, int src, int dst, uint64_t seq);
+static inline bool rcoll_board_is_done(rcoll_board_t *b, int src, int dst, uint64_t seq)
+{
+    return atomic_load_explicit(rcoll_board_done_word(b, src, dst, seq), memory_order_acquire) >> 1 >= seq;
+}
 /* Moved, and its mover found that the two ends' lengths differ (an erroneous program). */
-bool rcoll_board_mismatch(rcoll_board_t *b, int src, int dst, uint64_t seq);
+static inline bool rcoll_board_mismatch(rcoll_board_t *b, int src, int dst, uint64_t seq)
+{
+    uint64_t w = atomic_load_explicit(rcoll_board_done_word(b, src, dst, seq), memory_order_acquire);
+    return w >> 1 == seq && (w & 1);
+}
 
 /* Copies between my memory and `peer`'s posted region of seq: an inline or head address reads
  * the peer's slot directly, any other goes by CMA. */

@@ -1209,6 +1209,12 @@ typedef struct {
 } shm_answer_t;
 
 /* Every area has the same layout on every node (ranks on other nodes address it by offset). */
+/* The board's inline areas: RCOLL_NB_AREAS, at most one per slot. */
+static unsigned board_areas(const rcoll_config_t *cfg)
+{
+    return (unsigned)(cfg->nb_areas < cfg->nb_slots ? cfg->nb_areas : cfg->nb_slots);
+}
+
 static void layout(shm_tl_t *s, const rcoll_view_t *t, size_t inbox_bytes)
 {
     s->off_signal = sizeof(area_head_t);
@@ -1239,7 +1245,7 @@ static void layout(shm_tl_t *s, const rcoll_view_t *t, size_t inbox_bytes)
     s->area_bytes = (s->off_inbox + 2 * s->box_depth * inbox_bytes + 4095) & ~(size_t)4095; /* in, out */
     s->seg_bytes = SHM_HEADER_BYTES + (size_t)t->local_size * s->area_bytes;
     s->board_bytes = t->node_count == 1 ? rcoll_board_bytes(t->size, (unsigned)t->cfg->nb_slots,
-                                                            t->cfg->nb_inline) : 0;
+                                                            board_areas(t->cfg), t->cfg->nb_inline) : 0;
     s->off_board = s->seg_bytes;
     s->seg_bytes += (s->board_bytes + 4095) & ~(size_t)4095;
 }
@@ -1417,7 +1423,7 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
     st = agree(s, oob, err, cma_ok, created, leader);
     if (st == RCOLL_OK && s->base.single_copy && s->board_bytes) /* alike on every rank */
         s->base.board = rcoll_board_attach(t, s->seg + s->off_board, (unsigned)t->cfg->nb_slots,
-                                           t->cfg->nb_inline);
+                                           board_areas(t->cfg), t->cfg->nb_inline);
     if (st == RCOLL_OK && t->node_count > 1) /* all ranks agree: all take part */
         st = rcoll_net_create(t, oob, s->area[s->my_index], s->area_bytes, &s->net);
     if (st == RCOLL_OK && s->net)

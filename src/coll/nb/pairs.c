@@ -4,8 +4,9 @@
  * Every collective is a set of (source -> destination) blocks: per peer, the region of a rank's
  * memory that goes to it and the region where its data for the rank goes (rcoll_nb_regions).
  * At start a rank posts both on the board; data it sends of at most RCOLL_NB_INLINE bytes in
- * all is copied into its slot's inline area first (then its buffers are free at once). A pair
- * is moved by the first rank that finds both ends posted and claims it:
+ * all is copied onto the board first, into its slot's head run or an inline area (its buffers
+ * are then free at once). A pair is moved by the first rank that finds both ends posted and
+ * claims it:
  *   - an inline block by its receiver (a copy out of shared memory), or, from 4 KB, by the
  *     sender (CMA) when the receiver is not inside rcoll; the sender also writes it when it
  *     needs the slot back (rcoll_nb_rescue);
@@ -162,11 +163,13 @@ static bool shapeless(const struct rcoll_request *r, int src, int dst)
 
 /* Calls whose blocks follow a pattern: a rank whose blocks to its peers are one region shared
  * by every peer (allgather, bcast, gather) or all of one length (alltoall, scatter) and fit the
- * board says so in its head word, and puts them in its slot head's payload (tiny) or its inline
- * area, at offset 0 (shared) or at the peer's ordinal times the block (per peer). A receiver
- * then finds its block without the sender's descriptors: it learns the arrival and reads tiny
- * data in one cache line, as the blocking algorithms' published lines do, and inline data in
- * the lines next to it. */
+ * board says so in its head word, and puts them in its slot's head run (up to
+ * RCOLL_BOARD_HEAD_BYTES, from the head line's payload on) or its inline area, at offset 0
+ * (shared) or at the peer's ordinal times the block (per peer). A receiver then finds its block
+ * without the sender's descriptors: it learns the arrival and reads tiny data in one cache line,
+ * as the blocking algorithms' published lines do, and the rest in the lines after it. A call
+ * in the head run takes no inline area, so a rank runs as many such calls ahead as the board
+ * has slots. */
 #define DIRECT (1u << 31)
 #define DIRECT_PER_PEER (1u << 30)
 #define DIRECT_AREA (1u << 29)
@@ -238,6 +241,39 @@ static void copy_direct(const struct rcoll_request *r, rcoll_board_t *b, rcoll_b
     }
 }
 
+/* Whether my blocks ride in the head run alone (direct_word's head case), from the call's
+ * arguments before any descriptor is made: such a post needs no inline area. */
+static bool pairs_head_only(const struct rcoll_request *r, rcoll_board_t *b)
+{
+    (void)b;
+    const rcoll_args_t *a = &r->args;
+    if (r->verdict != RCOLL_CALL_RUN || a->idle) /* sends nothing */
+        return true;
+    size_t m = a->bytes, all = m * (size_t)(a->size - 1);
+    bool root = a->rank == a->root;
+    switch (r->call.coll) {
+    case RCOLL_COLL_BARRIER:
+        return true;
+    case RCOLL_COLL_ALLGATHER: /* one region every peer shares */
+        return m <= RCOLL_BOARD_HEAD_BYTES;
+    case RCOLL_COLL_BCAST:
+        return !root || m <= RCOLL_BOARD_HEAD_BYTES;
+    case RCOLL_COLL_GATHER:
+        return root || m <= RCOLL_BOARD_HEAD_BYTES;
+    case RCOLL_COLL_ALLTOALL: /* a block per peer */
+        return all <= RCOLL_BOARD_HEAD_BYTES;
+    case RCOLL_COLL_SCATTER:
+        return !root || all <= RCOLL_BOARD_HEAD_BYTES;
+    default:
+        return false;
+    }
+}
+
+static bool word_in_area(uint32_t word)
+{
+    return (word & DIRECT) && (word & DIRECT_AREA);
+}
+
 static rcoll_status_t pairs_start(struct rcoll_request *r, rcoll_board_t *b)
 {
     int size = r->args.size, me = r->args.rank;
@@ -251,14 +287,21 @@ static rcoll_status_t pairs_start(struct rcoll_request *r, rcoll_board_t *b)
         if (p != me)
             rcoll_nb_regions(r, p, &d[p].send, &d[p].recv);
     memset(&d[me], 0, sizeof d[me]);
-    uint32_t word = direct_word(r, d, rcoll_board_inline_bytes(b));
+    /* Without its inline area (pairs_head_only said its data fit the head run; kept correct
+     * should they ever disagree), blocks that would need it stay in my buffers, read or written
+     * by CMA. */
+    uint32_t word = direct_word(r, d, r->area ? rcoll_board_inline_bytes(b) : 0);
+    if (word_in_area(word))
+        rcoll_board_use_area(b, r->seq);
     if (word) {
         copy_direct(r, b, d, word);
-    } else {
+    } else if (r->area) {
         /* Inline: the sum rounded up per region must fit the area. */
         size_t bytes = send_bytes(d, size, me);
-        if (bytes && bytes + 64 * (size_t)size <= rcoll_board_inline_bytes(b))
+        if (bytes && bytes + 64 * (size_t)size <= rcoll_board_inline_bytes(b)) {
+            rcoll_board_use_area(b, r->seq);
             copy_inline(d, size, me, rcoll_board_inline(b, r->seq));
+        }
     }
     rcoll_board_post(b, r->seq, word, in, out);
     return RCOLL_OK;
@@ -381,6 +424,7 @@ const rcoll_nb_algo_t rcoll_nb_pairs = {
     .summary = "[yu-tr04] progress without the caller: every block moved by whichever end is "
                "inside rcoll (CMA), small sends copied onto the board at post",
     .applies = any_coll,
+    .head_only = pairs_head_only,
     .start = pairs_start,
     .progress = pairs_progress,
 };

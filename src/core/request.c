@@ -1,6 +1,7 @@
 /* Requests: the nonblocking (rcoll_i<coll>) and persistent (rcoll_<coll>_init, rcoll_start)
  * collectives, their completion (test, wait, free) and the two engines behind them (see
  * core/request.h and docs/nonblocking.md). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,7 +107,11 @@ static struct rcoll_request *request_new(rcoll_nb_team_t *nb)
     if (!nb->pooled)
         return calloc(1, sizeof(struct rcoll_request));
     struct rcoll_request *r = nb->pool[--nb->pooled];
-    memset(r, 0, sizeof *r);
+    /* As calloc's, but the team and the call, which make() sets, and the call's arguments,
+     * which every start prepares whole. */
+    memset(&r->arrays, 0, offsetof(struct rcoll_request, args) - offsetof(struct rcoll_request, arrays));
+    memset((char *)r + offsetof(struct rcoll_request, args) + sizeof r->args, 0,
+           sizeof *r - offsetof(struct rcoll_request, args) - sizeof r->args);
     return r;
 }
 

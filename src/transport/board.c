@@ -43,14 +43,22 @@ static size_t inline_of(int size, unsigned areas, size_t inline_bytes)
     return (inline_bytes < cap ? inline_bytes : cap) & ~(size_t)63;
 }
 
-static bool shape_ok(int size, unsigned slots, unsigned areas)
+static unsigned pow2_floor(unsigned n)
 {
-    return size >= 2 && size <= BOARD_MAX_RANKS && areas >= 1 && areas <= slots;
+    return n ? 1u << (31 - __builtin_clz(n)) : 0;
+}
+
+/* Slots and areas as the board uses them: powers of two, areas at most slots. */
+static bool shape_ok(int size, unsigned *slots, unsigned *areas)
+{
+    *slots = pow2_floor(*slots);
+    *areas = pow2_floor(*areas < *slots ? *areas : *slots);
+    return size >= 2 && size <= BOARD_MAX_RANKS && *areas >= 1;
 }
 
 size_t rcoll_board_bytes(int size, unsigned slots, unsigned areas, size_t inline_bytes)
 {
-    if (!shape_ok(size, slots, areas))
+    if (!shape_ok(size, &slots, &areas))
         return 0;
     size_t n = (size_t)size, row = apart(n * sizeof(uint64_t));
     return 2 * n * sizeof(rcoll_line_t) + n * slots * slot_bytes_of(size) +
@@ -60,7 +68,8 @@ size_t rcoll_board_bytes(int size, unsigned slots, unsigned areas, size_t inline
 rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned slots, unsigned areas,
                                   size_t inline_bytes)
 {
-    if (!rcoll_board_bytes(v->size, slots, areas, inline_bytes) || v->node_count != 1)
+    if (!rcoll_board_bytes(v->size, slots, areas, inline_bytes) || v->node_count != 1 ||
+        !shape_ok(v->size, &slots, &areas))
         return NULL;
     rcoll_board_t *b = calloc(1, sizeof *b);
     if (!b)
@@ -75,9 +84,9 @@ rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned sl
     b->v = v;
     b->base = base;
     b->slots = slots;
-    b->slot_mask = (slots & (slots - 1)) == 0 ? slots - 1 : 0;
+    b->slot_mask = slots - 1;
     b->areas = areas;
-    b->area_mask = (areas & (areas - 1)) == 0 ? areas - 1 : 0;
+    b->area_mask = areas - 1;
     b->inline_bytes = inline_of(v->size, areas, inline_bytes);
     b->area_bytes = apart(b->inline_bytes);
     b->rank = v->rank;
@@ -159,7 +168,7 @@ bool rcoll_board_slot_free(rcoll_board_t *b, uint64_t seq)
 
 static size_t area_index(const rcoll_board_t *b, uint64_t seq)
 {
-    return (size_t)(b->area_mask || b->areas == 1 ? seq & b->area_mask : seq % b->areas);
+    return (size_t)(seq & b->area_mask);
 }
 
 uint64_t rcoll_board_area_last(rcoll_board_t *b, uint64_t seq)
@@ -202,15 +211,14 @@ void rcoll_board_post(rcoll_board_t *b, uint64_t seq, uint32_t word, uint64_t in
     rcoll_line_t *h = rcoll_board_head_at(b, b->rank, seq);
     h->len = word;
     atomic_store_explicit(&h->value, seq, memory_order_release);
-    /* The done words the next post's rcoll_board_slot_free and rcoll_board_area_free read,
-     * written by the peers long ago: fetched now, off the next call's path. */
-    for (unsigned back = b->slots; back; back = back == b->areas ? 0 : b->areas)
-        if (seq + 1 > back)
-            for (int p = 0; p < b->size; p++)
-                if (p != b->rank) {
-                    __builtin_prefetch(rcoll_board_done_word(b, b->rank, p, seq + 1 - back), 0, 3);
-                    __builtin_prefetch(rcoll_board_done_word(b, p, b->rank, seq + 1 - back), 0, 3);
-                }
+    /* The done words the next post's rcoll_board_slot_free reads, written by the peers long
+     * ago: fetched now, off the next call's path. */
+    if (seq + 1 > b->slots)
+        for (int p = 0; p < b->size; p++)
+            if (p != b->rank) {
+                __builtin_prefetch(rcoll_board_done_word(b, b->rank, p, seq + 1 - b->slots), 0, 3);
+                __builtin_prefetch(rcoll_board_done_word(b, p, b->rank, seq + 1 - b->slots), 0, 3);
+            }
     for (int p = 0; p < b->size; p++)
         if (p != b->rank)
             rcoll_board_ring(b, p);

@@ -51,8 +51,8 @@ typedef struct rcoll_board rcoll_board_t;
 struct rcoll_board {
     const rcoll_view_t *v;
     unsigned char *base;
-    unsigned slots, areas; /* slots: the ring of calls; areas: of inline areas (areas <= slots) */
-    uint64_t slot_mask, area_mask; /* slots - 1, areas - 1 when powers of two (no division) */
+    unsigned slots, areas; /* the ring of calls, of inline areas: powers of two, areas <= slots */
+    uint64_t slot_mask, area_mask; /* slots - 1, areas - 1 (powers of two: no division) */
     size_t inline_bytes, area_bytes;
     size_t slot_bytes, desc_off;
     size_t off_slots, off_areas, off_claims, off_dones, row_bytes;
@@ -67,7 +67,7 @@ struct rcoll_board {
 
 static inline size_t rcoll_board_slot_index(const rcoll_board_t *b, uint64_t seq)
 {
-    return (size_t)(b->slot_mask || b->slots == 1 ? seq & b->slot_mask : seq % b->slots);
+    return (size_t)(seq & b->slot_mask);
 }
 
 static inline unsigned char *rcoll_board_slot_at(rcoll_board_t *b, int rank, uint64_t seq)
@@ -78,7 +78,7 @@ static inline unsigned char *rcoll_board_slot_at(rcoll_board_t *b, int rank, uin
 /* The inline area of call seq of `rank` (shared by the calls seq + k * areas). */
 static inline unsigned char *rcoll_board_area_at(rcoll_board_t *b, int rank, uint64_t seq)
 {
-    size_t k = (size_t)(b->area_mask || b->areas == 1 ? seq & b->area_mask : seq % b->areas);
+    size_t k = (size_t)(seq & b->area_mask);
     return b->base + b->off_areas + ((size_t)rank * b->areas + k) * b->area_bytes;
 }
 
@@ -108,7 +108,8 @@ static inline _Atomic uint64_t *rcoll_board_done_word(rcoll_board_t *b, int src,
     return rcoll_board_word_at(b, b->off_dones, src, dst, seq);
 }
 
-/* Bytes of board for a team of `size` ranks (0: no board for such a team). */
+/* Bytes of board for a team of `size` ranks (0: no board for such a team). Slots and areas
+ * are rounded down to powers of two (areas to at most slots). */
 size_t rcoll_board_bytes(int size, unsigned slots, unsigned areas, size_t inline_bytes);
 /* Attaches to the region (mapped at `base` in every local rank; zeroed when created) of a team
  * on one node whose ranks may read and write each other's memory (CMA). */

@@ -140,25 +140,37 @@ static void copy_inline(rcoll_board_desc_t *d, int size, int me, unsigned char *
     }
 }
 
-/* Rooted collectives: blocks that the collective's shape leaves empty, as both ends know:
- * between two ranks that are not the root, into the root of bcast and scatter(v), out of the
- * root of gather(v). Posted as such (rcoll_board_post's masks): nobody moves, marks or waits
- * for them (a bcast root, say, is complete once its receivers took its data, whether or not
+/* My peers whose pairs with me carry something (r->in, r->out). Rooted collectives: blocks
+ * that the collective's shape leaves empty, as both ends know: between two ranks that are not
+ * the root, into the root of bcast and scatter(v), out of the root of gather(v). Posted as such
+ * (rcoll_board_post's masks): nobody moves, marks or waits for them (a bcast root, say, is complete once its receivers took its data, whether or not
  * the others arrived; a receiver writes no line but the root's and its own). */
-static bool shapeless(const struct rcoll_request *r, int src, int dst)
+static void shape(struct rcoll_request *r)
 {
-    int root = r->args.root;
+    int root = r->args.root, me = r->args.rank, size = r->args.size;
+    uint64_t others = (size < 64 ? (1ull << size) - 1 : ~0ull) & ~(1ull << me);
+    uint64_t from_root = me == root ? 0 : 1ull << root;
     switch (r->call.coll) {
-    case RCOLL_COLL_BCAST:
+    case RCOLL_COLL_BCAST: /* only (root -> others) */
     case RCOLL_COLL_SCATTER:
     case RCOLL_COLL_SCATTERV:
-        return src != root || dst == root;
-    case RCOLL_COLL_GATHER:
+        r->in = from_root;
+        r->out = me == root ? others : 0;
+        break;
+    case RCOLL_COLL_GATHER: /* only (others -> root) */
     case RCOLL_COLL_GATHERV:
-        return dst != root || src == root;
+        r->in = me == root ? others : 0;
+        r->out = from_root;
+        break;
     default:
-        return false;
+        r->in = r->out = others;
+        break;
     }
+}
+
+static bool has(uint64_t mask, int p)
+{
+    return (mask >> p) & 1;
 }
 
 /* Calls whose blocks follow a pattern: a rank whose blocks to its peers are one region shared
@@ -198,11 +210,11 @@ static uint64_t direct_addr(uint32_t word, int k)
 /* The head word of a call with a pattern that fits, or 0 (the descriptors then say it all). */
 static uint32_t direct_word(const struct rcoll_request *r, const rcoll_board_desc_t *d, size_t area)
 {
-    int size = r->args.size, me = r->args.rank;
+    int size = r->args.size;
     const rcoll_region_t *first = NULL;
     bool shared = true, equal = true;
     for (int p = 0; p < size; p++) {
-        if (p == me || shapeless(r, me, p))
+        if (!has(r->out, p))
             continue;
         if (!first)
             first = &d[p].send;
@@ -231,7 +243,7 @@ static void copy_direct(const struct rcoll_request *r, rcoll_board_t *b, rcoll_b
     unsigned char *base = word & DIRECT_AREA ? rcoll_board_inline(b, r->seq) : rcoll_board_head(b, r->seq);
     bool copied = false;
     for (int p = 0; p < size; p++) { /* empty blocks too: held, nobody needs to take them */
-        if (p == me || shapeless(r, me, p))
+        if (!has(r->out, p))
             continue;
         uint64_t addr = direct_addr(word, ordinal(p, me));
         if (len && (!copied || (word & DIRECT_PER_PEER)))
@@ -277,11 +289,7 @@ static bool word_in_area(uint32_t word)
 static rcoll_status_t pairs_start(struct rcoll_request *r, rcoll_board_t *b)
 {
     int size = r->args.size, me = r->args.rank;
-    uint64_t in = 0, out = 0;
-    for (int p = 0; p < size; p++) {
-        in |= (uint64_t)!shapeless(r, p, me) << p;
-        out |= (uint64_t)!shapeless(r, me, p) << p;
-    }
+    shape(r);
     rcoll_board_desc_t *d = rcoll_board_descs(b, r->seq);
     for (int p = 0; p < size; p++)
         if (p != me)
@@ -303,7 +311,7 @@ static rcoll_status_t pairs_start(struct rcoll_request *r, rcoll_board_t *b)
             copy_inline(d, size, me, rcoll_board_inline(b, r->seq));
         }
     }
-    rcoll_board_post(b, r->seq, word, in, out);
+    rcoll_board_post(b, r->seq, word, r->in, r->out);
     return RCOLL_OK;
 }
 
@@ -347,7 +355,7 @@ static bool pass_peer(struct rcoll_request *r, rcoll_board_t *b, int peer, rcoll
      * written into a peer that is not inside rcoll (unless it is so small that copying it out
      * at its wait costs less than my system call). */
     bool push = !held || ((out_addr & RCOLL_BOARD_INLINE) && mine[peer].send.len >= PUSH_INLINE_MIN);
-    bool in_none = shapeless(r, peer, me), out_none = shapeless(r, me, peer);
+    bool in_none = !has(r->in, peer), out_none = !has(r->out, peer);
     bool in_done = in_none || rcoll_board_is_done(b, peer, me, seq);
     bool out_done = out_none || !push || rcoll_board_is_done(b, me, peer, seq);
     if (in_done && (out_done || held))
@@ -387,16 +395,17 @@ static bool pass_peer(struct rcoll_request *r, rcoll_board_t *b, int peer, rcoll
 static bool pairs_progress(struct rcoll_request *r, rcoll_board_t *b, rcoll_status_t *st)
 {
     int size = r->args.size, me = r->args.rank;
+    uint64_t any = r->in | r->out;
     bool all = true;
     for (int k = 1; k < size; k++) { /* from my right neighbour on: ranks spread their reads */
         int peer = me + k < size ? me + k : me + k - size;
-        if (!shapeless(r, me, peer) || !shapeless(r, peer, me))
+        if (has(any, peer))
             all &= pass_peer(r, b, peer, st);
     }
     if (!all)
         return false;
-    for (int p = 0; p < size && *st == RCOLL_OK; p++)
-        if (p != me && rcoll_board_mismatch(b, p, me, r->seq))
+    for (uint64_t in = r->in; in && *st == RCOLL_OK; in &= in - 1)
+        if (rcoll_board_mismatch(b, __builtin_ctzll(in), me, r->seq))
             *st = RCOLL_ERR_TRUNCATE;
     return true;
 }

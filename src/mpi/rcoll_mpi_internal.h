@@ -180,6 +180,10 @@ typedef struct rmpi_nb {
     struct rmpi_plan *orphans;
     struct rmpi_plan *dead; /* freed by MPI (free callback), to be released outside MPI */
     _Atomic int dead_n;
+    /* Released plans kept for the next call (under `lock` too): no allocation per call. */
+#define RMPI_NB_SPARES 16
+    struct rmpi_plan *spare[RMPI_NB_SPARES];
+    int spares;
 } rmpi_nb_t;
 RMPI_HIDDEN rmpi_nb_t *rmpi_nb(void);
 /* MPI_Finalize's clean-up: orphans completed, requests the program left live released. */

@@ -207,9 +207,43 @@ static void orphan_add(rmpi_plan_t *p)
 
 /* ---- plans ---- */
 
+/* A released plan kept with its step array, cleared, or a new one. */
+static rmpi_plan_t *plan_get(void)
+{
+    rmpi_nb_t *nb = rmpi_nb();
+    rmpi_plan_t *p = NULL;
+    lock(nb);
+    if (nb->spares)
+        p = nb->spare[--nb->spares];
+    unlock(nb);
+    if (p == NULL)
+        return calloc(1, sizeof *p);
+    step_t *steps = p->steps;
+    int cap = p->cap;
+    memset(p, 0, sizeof *p);
+    p->steps = steps;
+    p->cap = cap;
+    return p;
+}
+
+/* Keeps a released plan (its steps and memory already let go) for plan_get, or frees it. */
+static void plan_put(rmpi_plan_t *p)
+{
+    rmpi_nb_t *nb = rmpi_nb();
+    lock(nb);
+    int kept = nb->spares < RMPI_NB_SPARES;
+    if (kept)
+        nb->spare[nb->spares++] = p;
+    unlock(nb);
+    if (!kept) {
+        free(p->steps);
+        free(p);
+    }
+}
+
 static rmpi_plan_t *plan_new(const rmpi_call_t *c, rmpi_mode_t mode)
 {
-    rmpi_plan_t *p = calloc(1, sizeof *p);
+    rmpi_plan_t *p = plan_get();
     if (p == NULL)
         return NULL;
     p->mode = mode;
@@ -232,14 +266,13 @@ static void plan_free(rmpi_plan_t *p)
     for (int i = 0; i < p->nsteps; i++)
         if (p->steps[i].dup)
             PMPI_Type_free(&p->steps[i].d.type);
-    free(p->steps);
     while (p->mem) {
         struct mem *m = p->mem;
         p->mem = m->next;
         free(m);
     }
     rmpi_team_release(p->hold);
-    free(p);
+    plan_put(p);
 }
 
 void *rmpi_plan_alloc(rmpi_plan_t *p, size_t bytes)
@@ -1400,11 +1433,25 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
 
 /* ---- MPI_Finalize ---- */
 
+/* The kept plans, freed (MPI_Finalize, after the last one was released). */
+static void spares_free(rmpi_nb_t *nb)
+{
+    lock(nb);
+    while (nb->spares) {
+        rmpi_plan_t *p = nb->spare[--nb->spares];
+        free(p->steps);
+        free(p);
+    }
+    unlock(nb);
+}
+
 void rmpi_nb_finalize(void)
 {
     rmpi_nb_t *nb = rmpi_nb();
-    if (none_live())
+    if (none_live()) {
+        spares_free(nb);
         return;
+    }
     for (rmpi_plan_t *o = take_orphans(NULL), *next; o; o = next) {
         next = o->next;
         o->next = NULL;
@@ -1432,4 +1479,5 @@ void rmpi_nb_finalize(void)
             }
         }
     }
+    spares_free(nb);
 }

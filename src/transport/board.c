@@ -3,9 +3,10 @@
  * Region: per rank a bell line and a presence line; then slot[P][K] (a head line whose value is
  * the collective the slot holds, with the algorithm's word and tiny data beside it, the rest of
  * the head run for small data, then P descriptors); then area[P][A], the inline areas (A <= K,
- * a call uses area seq % A); then claim[K][P][P] and done[K][P][P] words. A done word holds (seq << 1) |
- * mismatch, mismatch telling that the two ends posted lengths that differ. All pair words of a
- * slot reused K collectives later hold smaller numbers, which every test reads as "not yet".
+ * a call uses area seq % A); then claim[K][P][P] and done[K][P][P] words. A done word holds
+ * (seq << 1) | mismatch, mismatch telling that the two ends posted lengths that differ. All pair
+ * words of a slot reused K collectives later hold smaller numbers, which every test reads as
+ * "not yet".
  *
  * Slots, areas and rows of pair words start 128 bytes apart: processors fetch lines in adjacent
  * pairs, and lines of a pair written by different ranks move between cores as one line would.

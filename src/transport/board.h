@@ -87,7 +87,7 @@ static inline rcoll_line_t *rcoll_board_head_at(rcoll_board_t *b, int rank, uint
     return (rcoll_line_t *)(void *)rcoll_board_slot_at(b, rank, seq);
 }
 
-/* One row per (slot, destination), a cache line apart: the pairs into a rank, which it claims
+/* One row per (slot, destination), 128 bytes apart: the pairs into a rank, which it claims
  * and marks itself most of the time, share no line with the pairs into another. Claims and
  * done words in separate rows: a peer reads my done words when it reuses its slot, and my
  * claim (an atomic exchange, which waits for its line) then still finds its line mine. */
@@ -158,7 +158,8 @@ static inline unsigned char *rcoll_board_head(rcoll_board_t *b, uint64_t seq)
 void rcoll_board_post(rcoll_board_t *b, uint64_t seq, uint32_t word, uint64_t in, uint64_t out);
 /* The head payload a peer posted with seq and its word (NULL before it posted seq, and once it
  * moved past it). One cache line: a reader learns the arrival and tiny data in one miss. */
-static inline const unsigned char *rcoll_board_peer_head(rcoll_board_t *b, int peer, uint64_t seq, uint32_t *word)
+static inline const unsigned char *rcoll_board_peer_head(rcoll_board_t *b, int peer, uint64_t seq,
+                                                         uint32_t *word)
 {
     rcoll_line_t *h = rcoll_board_head_at(b, peer, seq);
     if (atomic_load_explicit(&h->value, memory_order_acquire) != seq)

@@ -12,7 +12,7 @@ typedef struct rcoll_nb_algo {
     const char *name;
     const char *summary;
     bool (*applies)(rcoll_coll_t coll);
-    /* Optional: true when the call's data rides in its slot's head line alone, so that its
+    /* Optional: true when the call's data rides in its slot's head run alone, so that its
      * post needs no inline area (rcoll_board_area_free); without it every post waits for one. */
     bool (*head_only)(const struct rcoll_request *r, rcoll_board_t *b);
     /* Posts the request's call (r->seq, r->args) on the board; the slot is free, and so is the

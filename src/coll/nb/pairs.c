@@ -143,8 +143,9 @@ static void copy_inline(rcoll_board_desc_t *d, int size, int me, unsigned char *
 /* My peers whose pairs with me carry something (r->in, r->out). Rooted collectives: blocks
  * that the collective's shape leaves empty, as both ends know: between two ranks that are not
  * the root, into the root of bcast and scatter(v), out of the root of gather(v). Posted as such
- * (rcoll_board_post's masks): nobody moves, marks or waits for them (a bcast root, say, is complete once its receivers took its data, whether or not
- * the others arrived; a receiver writes no line but the root's and its own). */
+ * (rcoll_board_post's masks): nobody moves, marks or waits for them (a bcast root, say, is
+ * complete once its receivers took its data, whether or not the others arrived; a receiver
+ * writes no line but the root's and its own). */
 static void shape(struct rcoll_request *r)
 {
     int root = r->args.root, me = r->args.rank, size = r->args.size;

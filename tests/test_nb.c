@@ -441,10 +441,10 @@ static int offload_rank(int rank, const rcoll_oob_t *oob, void *arg)
 /* ---- a root far ahead of a receiver that is away ---- */
 
 /* Rank 0, the root of every call, posts and completes more broadcasts and scatters than the
- * board has slots (and inline areas) while the other ranks are away outside rcoll: reusing a
- * slot or an area, it writes what it held there for them into their buffers itself. Then they
- * post the same calls and find their data there, for tiny blocks (in the slot head), small ones
- * (in the head run or inline) and pushed ones. */
+ * board has slots (32 by default) and inline areas (8) while the other ranks are away outside
+ * rcoll: reusing a slot or an area, it writes what it held there for them into their buffers
+ * itself. Then they post the same calls and find their data there, for tiny blocks (in the
+ * slot head), small ones (in the head run or inline) and pushed ones. */
 #define AHEAD_CALLS 40
 static int ahead(rcoll_team_t *t, int rank, int size)
 {

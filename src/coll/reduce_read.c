@@ -28,6 +28,21 @@ typedef struct {
     size_t offset, total;
 } whole_t;
 
+/* Peer q's len bytes from `offset` of its publication, read where they lie (on this node) or
+ * else copied to `dst`: the fold's input in[q]. */
+static rcoll_status_t input(rcoll_args_t *a, int q, void *dst, size_t len, size_t offset)
+{
+    const void *p = a->tl->ops->peek(a->tl, q, a->seq, len, offset);
+    if (!p) {
+        rcoll_status_t st = a->tl->ops->get(a->tl, q, a->seq, dst, len, offset);
+        if (st != RCOLL_OK)
+            return st;
+        p = dst;
+    }
+    rcoll_read_inputs(a)[q] = p;
+    return RCOLL_OK;
+}
+
 static int take(rcoll_args_t *a, void *ctx, int q)
 {
     const whole_t *w = ctx;
@@ -35,8 +50,7 @@ static int take(rcoll_args_t *a, void *ctx, int q)
     if (!a->tl->ops->test(a->tl, &ev))
         return 0;
     rcoll_check_len(a, &ev, w->total);
-    rcoll_status_t st = a->tl->ops->get(a->tl, q, a->seq, (unsigned char *)a->tmp + (size_t)q * a->bytes,
-                                        a->bytes, w->offset);
+    rcoll_status_t st = input(a, q, (unsigned char *)a->tmp + (size_t)q * a->bytes, a->bytes, w->offset);
     return st != RCOLL_OK ? (int)st : 1;
 }
 
@@ -53,8 +67,7 @@ rcoll_status_t rcoll_read_published(rcoll_args_t *a, size_t offset, size_t total
     rcoll_status_t st = rcoll_sweep(a, items, rcoll_sweep_others(a, items), take, published, &w);
     if (st != RCOLL_OK)
         return st;
-    const void **in = rcoll_reduce_strided(rcoll_read_inputs(a), a->tmp, a->bytes, a->size);
-    in[a->rank] = mine;
+    rcoll_read_inputs(a)[a->rank] = mine;
     return RCOLL_OK;
 }
 
@@ -109,7 +122,7 @@ static int take_part(rcoll_args_t *a, void *ctx, int q)
         rcoll_event_t pub = rcoll_ev_published(q, a->seq);
         rcoll_check_len(a, &pub, a->bytes);
     }
-    rcoll_status_t st = a->tl->ops->get(a->tl, q, a->seq, p->all + (size_t)q * a->bytes + p->off, p->len, p->off);
+    rcoll_status_t st = input(a, q, p->all + (size_t)q * a->bytes + p->off, p->len, p->off);
     return st != RCOLL_OK ? (int)st : 1;
 }
 
@@ -130,8 +143,7 @@ rcoll_status_t rcoll_staged_fold(rcoll_args_t *a, const char *coll)
         rcoll_status_t st = rcoll_sweep(a, items, rcoll_sweep_others(a, items), take_part, part_signal, &p);
         if (st != RCOLL_OK)
             return st;
-        for (int q = 0; q < a->size; q++)
-            in[q] = (q == a->rank ? (const unsigned char *)a->sendbuf : all + (size_t)q * a->bytes) + p.off;
+        in[a->rank] = (const unsigned char *)a->sendbuf + p.off;
         st = rcoll_op_fold(a->op, a->dtype, in, a->size, (char *)a->recvbuf + p.off, p.len / es);
         if (st != RCOLL_OK)
             return rcoll_reduce_fold_status(a, st, coll);

@@ -1059,6 +1059,18 @@ static rcoll_status_t shm_get(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst,
     return RCOLL_OK;
 }
 
+/* On this node every publication lies in shared memory, readable in place; one of a rank on
+ * another node is copied (get). */
+static const void *shm_peek(rcoll_tl_t *tl, int peer, uint64_t seq, size_t len, size_t offset)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    (void)len;
+    if (is_remote(s, peer))
+        return NULL;
+    rcoll_line_t *line = &head_of(s, peer)->published[slot_of(s, seq)];
+    return publication_of(s, peer, seq, line->len) + offset;
+}
+
 /* A signal alone: on another node a failure shows in the peer's next wait (it is gone). */
 static void shm_signal(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step)
 {
@@ -1186,6 +1198,7 @@ static const rcoll_tl_ops_t shm_ops = {
     .put_user = shm_put_user,
     .publish = shm_publish,
     .get = shm_get,
+    .peek = shm_peek,
     .stage = shm_stage,
     .get_user = shm_get_user,
     .signal = shm_signal,

@@ -19,6 +19,9 @@
  * - stage:      copy one part of a larger publication into my outbox without raising the
  *               published word: the algorithm tells readers of each part by a signal, and they
  *               `get` it while the next part is copied in (a pipelined one-to-many copy).
+ * - peek:       what `get` would copy, read where it lies instead (a peer's outbox in shared
+ *               memory on this node) while the reader is in the collective: a reduction folds
+ *               it straight from there, one copy fewer; NULL where it must be copied.
  * - get_user:   single copy out of the buffer the peer advertised when it entered (the RDMA
  *               read; CMA process_vm_readv on shm). Only where `single_copy` holds; the peer
  *               must stay in the collective until the reader tells it (a signal) it is done.
@@ -90,6 +93,10 @@ typedef struct {
      * `offset` on (a reader may take only its part). */
     rcoll_status_t (*get)(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len,
                           size_t offset);
+    /* As get's conditions: the len bytes from `offset` of the peer's publication where they
+     * lie, readable until this rank leaves seq (the peer reuses its outbox only after that),
+     * or NULL where the transport cannot show them in place (then get). */
+    const void *(*peek)(rcoll_tl_t *tl, int peer, uint64_t seq, size_t len, size_t offset);
     /* Waits for the peer's arrival, then reads len bytes at remote_offset of its advertised
      * buffer. RCOLL_ERR_UNSUPPORTED unless tl->single_copy. */
     rcoll_status_t (*get_user)(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len,

@@ -4,11 +4,14 @@
  * outbox in shared memory, tiny ones into its published cache line, and raises one word; each
  * peer copies it out when it sees the word, in arrival order; on an RDMA transport a read of
  * the peer's registered outbox), then the fold of the P vectors in rank order (coll/reduce.h).
+ * On one node the fold reads each peer's vector where it lies, in the peer's outbox (transport
+ * peek): no copy out, the reader's work is the fold alone.
  * The MVAPICH and xhc shared-memory allreduce for small vectors works the same way.
  * Vectors from 16 KB when every rank has its own core go in parts of 8 KB (coll/reduce_read.h):
- * each part of a peer is copied out and folded as soon as it is staged, while it is in the
+ * each part of a peer is folded as soon as it is staged, while it is in the
  * first-level cache, and while the peer stages the next.
- * Steps: one. Copies per rank: m in, (P-1) m out (its own vector is read where it is); (P-1) m
+ * Steps: one. Copies per rank: m in, (P-1) m out across nodes only (its own vector and, on
+ * one node, the peers' are read where they are); (P-1) m
  * operations.
  * When it wins: small vectors, where the one synchronization is the whole cost (docs/tuning.md,
  * "Reductions"). Vectors larger than the outbox go to reduce_scatter_allgather. */

@@ -3,14 +3,15 @@
  * Design: gather_reduce's one-step form on the transport itself (no nested gather), the
  * one-to-one half of [qian-phd] ch. 6's Shm-Direct: a rank copies its vector once into its own
  * outbox in shared memory (tiny ones into its published cache line) and raises one word; the
- * root copies each out when it sees the word (on an RDMA transport a read of the peer's
- * registered outbox), then folds the P vectors in rank order (coll/reduce.h). A rank that is
- * not the root waits for nobody: it may be a call ahead, its outbox freed by the root's read.
+ * root reads each where it lies when it sees the word (transport peek; across nodes a copy out,
+ * on an RDMA transport a read of the peer's registered outbox), then folds the P vectors in
+ * rank order (coll/reduce.h). A rank that is not the root waits for nobody: it may be a call
+ * ahead, its outbox freed once the root has left the call.
  * Vectors from 16 KB when every rank has its own core go in parts of 8 KB (coll/reduce_read.h):
- * a rank stages part i in its outbox and signals the root, which copies part i out and folds it
+ * a rank stages part i in its outbox and signals the root, which folds part i from there
  * while the rank copies part i+1 in -- the root's work overlaps the others' instead of
  * following it, and each part is folded while it is in the first-level cache.
- * Steps: one. Copies: m in per rank; the root (P-1) m out and (P-1) m operations.
+ * Steps: one. Copies: m in per rank; the root (P-1) m operations (and (P-1) m out across nodes).
  * When it wins: small and medium vectors (docs/tuning.md, "Reductions"). Vectors larger than
  * the outbox go to reduce_scatter_gather. */
 #include "coll/reduce_read.h"

@@ -4,8 +4,9 @@
  * alltoall direct_read ([qian-phd] ch. 6 Shm-Direct: one copy of the P blocks into the outbox in
  * shared memory, each peer reads its own block in arrival order; on an RDMA transport a read
  * of the peer's registered outbox), then the fold of the P copies of this rank's block in rank
- * order (coll/reduce.h).
- * Steps: one. Copies per rank: P m in, (P-1) m out; (P-1) m operations.
+ * order (coll/reduce.h). On one node the fold reads each peer's block where it lies, in the
+ * peer's outbox (transport peek): no copy out.
+ * Steps: one. Copies per rank: P m in, (P-1) m out across nodes only; (P-1) m operations.
  * When it wins: small blocks, where the nested alltoall's second call frame is the cost
  * (docs/tuning.md, "Reductions"). P blocks larger than the outbox go to direct. */
 #include "coll/reduce_read.h"

@@ -60,8 +60,8 @@ static const rcoll_algo_t *const exscan_algos[] = {&rcoll_exscan_direct, &rcoll_
 #define ROOT_ONE {RCOLL_BLOCKS_ONE, true}
 #define ROOT_EACH {RCOLL_BLOCKS_EACH, true}
 
-/* Indexed by the enum; rcoll_coll_info checks that every row sits at its own value. */
-static const rcoll_coll_info_t colls[] = {
+/* Indexed by the enum: every row at its own value (test_unit checks). */
+const rcoll_coll_info_t rcoll_coll_table[] = {
     {RCOLL_COLL_BARRIER, "barrier", false, false, NONE, NONE, false, RCOLL_IN_PLACE_NONE,
      "nothing (no data)", "no data",
      "no rank leaves before every rank has entered", barrier_algos, false},
@@ -124,20 +124,14 @@ static const rcoll_coll_info_t colls[] = {
      "every rank sends its vector; rank r > 0 receives the vectors of ranks 0..r-1 combined",
      exscan_algos, true},
 };
-_Static_assert(sizeof colls / sizeof colls[0] == RCOLL_COLL_COUNT, "one row per collective");
-
-const rcoll_coll_info_t *rcoll_coll_info(rcoll_coll_t coll)
-{
-    if ((unsigned)coll >= RCOLL_COLL_COUNT || colls[coll].coll != coll)
-        return NULL;
-    return &colls[coll];
-}
+_Static_assert(sizeof rcoll_coll_table / sizeof rcoll_coll_table[0] == RCOLL_COLL_COUNT,
+               "one row per collective");
 
 const rcoll_coll_info_t *rcoll_coll_info_by_name(const char *name)
 {
-    for (size_t i = 0; name && i < sizeof colls / sizeof colls[0]; i++)
-        if (strcasecmp(name, colls[i].name) == 0)
-            return &colls[i];
+    for (size_t i = 0; name && i < (size_t)RCOLL_COLL_COUNT; i++)
+        if (strcasecmp(name, rcoll_coll_table[i].name) == 0)
+            return &rcoll_coll_table[i];
     return NULL;
 }
 

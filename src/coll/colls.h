@@ -47,8 +47,12 @@ typedef struct {
                            * elements, a call's size in bytes of them) */
 } rcoll_coll_info_t;
 
-/* The row of `coll`, NULL for a value that names no collective. */
-const rcoll_coll_info_t *rcoll_coll_info(rcoll_coll_t coll);
+extern const rcoll_coll_info_t rcoll_coll_table[];
+/* The row of `coll`, NULL for a value that names no collective (inline: every call asks). */
+static inline const rcoll_coll_info_t *rcoll_coll_info(rcoll_coll_t coll)
+{
+    return (unsigned)coll < RCOLL_COLL_COUNT ? &rcoll_coll_table[coll] : NULL;
+}
 /* The row named `name` (any case), NULL if none. */
 const rcoll_coll_info_t *rcoll_coll_info_by_name(const char *name);
 /* Index in c->algos of the algorithm named `name` (any case), -1 if none. */

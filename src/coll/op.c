@@ -278,17 +278,33 @@ static void apply3(rcoll_op_t op, rcoll_dtype_t dtype, const void *x, const void
  * while every input passes over them. */
 #define FOLD_PART 8192
 
+/* out = in[0] op (in[1] op (... op in[n-1])), in that order, n > 1, out none of in[0..n-2]. */
+static void fold_part(rcoll_op_t op, rcoll_dtype_t dtype, const void *const *in, int n, void *out,
+                      size_t count)
+{
+    if (out == in[n - 1])
+        rcoll_op_apply(op, dtype, in[n - 2], out, count);
+    else
+        apply3(op, dtype, in[n - 2], in[n - 1], out, count);
+    for (int j = n - 3; j >= 0; j--)
+        rcoll_op_apply(op, dtype, in[j], out, count);
+}
+
 rcoll_status_t rcoll_op_fold(rcoll_op_t op, rcoll_dtype_t dtype, const void *const *in, int n, void *out,
                              size_t count)
 {
     size_t es = rcoll_dtype_size(dtype);
-    size_t part = FOLD_PART / es ? FOLD_PART / es : 1;
-    _Alignas(64) unsigned char stack[FOLD_PART];
-    unsigned char *held = stack;
     int alias = -1; /* an input other than the last that is the output itself (in place) */
     for (int j = 0; j < n - 1; j++)
         if (in[j] == out)
             alias = j;
+    if (count && alias < 0 && n > 1 && count * es <= FOLD_PART) { /* one part, no copy: a small vector */
+        fold_part(op, dtype, in, n, out, count);
+        return RCOLL_OK;
+    }
+    size_t part = FOLD_PART / es ? FOLD_PART / es : 1;
+    _Alignas(64) unsigned char stack[FOLD_PART];
+    unsigned char *held = stack;
     if (alias >= 0 && count && es > sizeof stack && !(held = malloc(es))) /* one huge element */
         return RCOLL_ERR_NOMEM;
     for (size_t at = 0; at < count; at += part) {

@@ -122,6 +122,7 @@ typedef struct {
     uint64_t *heard;          /* per team rank on another node: the last collective it was heard in */
     uint64_t *pulled_from;    /* ... the last collective in which I read its outbox */
     uint64_t read_any;        /* the last collective in which I read an outbox on another node */
+    uint64_t local_done_seen; /* a team on one node: every peer was seen done with this call */
     uint64_t pub_seq[RCOLL_DEPTH_MAX]; /* per box slot: the call of my last publication (0: none) */
     int pub_reader[RCOLL_DEPTH_MAX];   /* ... and its readers (tl->pull_reader then) */
     uint64_t box_last[RCOLL_DEPTH_MAX];  /* per box slot: my last call that wrote my outbox there */
@@ -959,7 +960,10 @@ static rcoll_status_t wait_outbox_free(shm_tl_t *s, uint64_t seq, bool box)
     s->line_last[j] = seq;
     if (box)
         s->box_last[k] = seq;
+    if (!s->net && need <= s->local_done_seen)
+        return RCOLL_OK; /* every peer was seen past it: most calls on one node */
     int n = s->net ? s->v->size : s->v->local_size;
+    uint64_t least = UINT64_MAX;
     for (int i = 0; i < n; i++) {
         int peer = s->net ? i : s->v->local_ranks[i];
         rcoll_status_t st = RCOLL_OK;
@@ -971,7 +975,11 @@ static rcoll_status_t wait_outbox_free(shm_tl_t *s, uint64_t seq, bool box)
             st = net_wait_read(s, peer, last);
         if (st != RCOLL_OK)
             return st;
+        if (s->peer_done_seen[peer] < least)
+            least = s->peer_done_seen[peer];
     }
+    if (!s->net && least != UINT64_MAX)
+        s->local_done_seen = least;
     return RCOLL_OK;
 }
 

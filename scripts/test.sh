@@ -5,7 +5,7 @@
 # the registration cache, the MPI drop-in with Open MPI and MPICH), then build with
 # AddressSanitizer + UndefinedBehaviorSanitizer and run the suite again (the full and the
 # multi-node matrices, the reductions', the rails' and the one without CMA, in short form there;
-# the wait modes and the 4-node composed matrix natively only).
+# the wait modes, the 4-node composed matrix and the 9-node early-arrival one natively only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RCOLL_SETUP_PYTHON=0 scripts/setup.sh
@@ -21,7 +21,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # libraries themselves leak at exit, which is not ours to report).
 (cd build-asan &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --output-on-failure --timeout 3600 \
-        -E '^(matrix_(barrier|allgather|alltoall|bcast|gather_scatter|vforms|no_cma|nodes3_.*|nodes4_.*|nodes2_ucx_sm|kport1|kport3|wait_modes|hier4_ucx|nodes_ucx_rails)|reduce|reduce_no_cma|reduce_reproducible|reduce_nodes3_.*|nb_board|nb_nodes_.*|peer_failure_nodes_.*|mpi_dropin)$' &&
+        -E '^(matrix_(barrier|allgather|alltoall|bcast|gather_scatter|vforms|no_cma|nodes3_.*|nodes4_.*|nodes2_ucx_sm|kport1|kport3|wait_modes|hier4_ucx|nodes_ucx_rails|nodes9_ucx_early)|reduce|reduce_no_cma|reduce_reproducible|reduce_nodes3_.*|nb_board|nb_nodes_.*|peer_failure_nodes_.*|mpi_dropin)$' &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_reduce --quick --np 1,2,3,5 &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --quick --np 1,2,3,5,8,9 &&
     RCOLL_CMA=0 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./test_matrix --quick --np 2,5 &&

@@ -63,8 +63,18 @@ static rcoll_event_t published(rcoll_args_t *a, void *ctx, int q)
 rcoll_status_t rcoll_read_published(rcoll_args_t *a, size_t offset, size_t total, const void *mine)
 {
     whole_t w = {offset, total};
-    int *items = a->team->scratch;
-    rcoll_status_t st = rcoll_sweep(a, items, rcoll_sweep_others(a, items), take, published, &w);
+    int *items = a->team->scratch, left = 0;
+    /* The sweep's first pass inline (small vectors: the call is its overhead), in the sweep's
+     * order; only peers not there yet go to the sweep. */
+    for (int i = 1, q = a->rank; i < a->size; i++) {
+        q = q + 1 == a->size ? 0 : q + 1;
+        int r = take(a, &w, q);
+        if (r < 0)
+            return (rcoll_status_t)r;
+        if (r == 0)
+            items[left++] = q;
+    }
+    rcoll_status_t st = left ? rcoll_sweep(a, items, left, take, published, &w) : RCOLL_OK;
     if (st != RCOLL_OK)
         return st;
     rcoll_read_inputs(a)[a->rank] = mine;

@@ -361,13 +361,14 @@ static rcoll_status_t prep_scatterv(struct rcoll_team *t, const rcoll_call_t *c,
 
 /* The checks of a reduction: element type and operation, counts, root, buffers. *count is this
  * rank's elements of the result, *total the bytes of input every rank holds. */
-static rcoll_status_t check_reduction(struct rcoll_team *t, const rcoll_call_t *c, size_t *count, size_t *total)
+static rcoll_status_t check_reduction(struct rcoll_team *t, const rcoll_call_t *c, size_t es, size_t *count,
+                                      size_t *total)
 {
     const rcoll_coll_info_t *ci = rcoll_coll_info(c->coll);
     const char *why = rcoll_op_check(c->op, c->dtype);
     if (why)
         return bad(t, ci->name, why);
-    size_t es = rcoll_dtype_size(c->dtype), P = (size_t)t->size, b;
+    size_t P = (size_t)t->size, b;
     *count = c->bytes;
     *total = 0;
     if (c->coll == RCOLL_COLL_REDUCE_SCATTER) {
@@ -400,7 +401,7 @@ static rcoll_status_t check_reduction(struct rcoll_team *t, const rcoll_call_t *
 rcoll_status_t rcoll_call_check(struct rcoll_team *t, const rcoll_call_t *c)
 {
     size_t count, total;
-    return check_reduction(t, c, &count, &total);
+    return check_reduction(t, c, rcoll_dtype_size(c->dtype), &count, &total);
 }
 
 /* The local part of every reduction after its checks: the own vector (the receive buffer where
@@ -412,7 +413,7 @@ static rcoll_status_t prep_reduction(struct rcoll_team *t, const rcoll_call_t *c
     (void)cp;
     const rcoll_coll_info_t *ci = rcoll_coll_info(c->coll);
     size_t count, total, es = rcoll_dtype_size(c->dtype);
-    rcoll_status_t st = check_reduction(t, c, &count, &total);
+    rcoll_status_t st = check_reduction(t, c, es, &count, &total);
     if (st != RCOLL_OK)
         return st;
     if (c->coll == RCOLL_COLL_REDUCE_SCATTER) {

@@ -4,7 +4,8 @@
  * ending in what the call needs from the team: nothing (every rank knows it is empty), a pass
  * (this rank moves nothing, its peers expect nothing of it) or a run with its algorithm
  * arguments. The blocking calls run it at once; requests (core/request.c) keep the call and
- * prepare it again at every start of a persistent request. */
+ * prepare it at the first start of a persistent request (and again at every start where a start
+ * has more local work than the own block: an in-place copy, a reduction). */
 #ifndef RCOLL_CORE_CALL_H
 #define RCOLL_CORE_CALL_H
 
@@ -26,17 +27,26 @@ typedef struct {
 
 typedef enum { RCOLL_CALL_SKIP, RCOLL_CALL_PASS, RCOLL_CALL_RUN } rcoll_call_verdict_t;
 
-/* Where an in-place alltoall(v) keeps its copy of the send data: the team's scratch slot for a
- * blocking call (NULL), a buffer of the request's own otherwise (grown as needed). */
+/* A request's side of the preparation (NULL for a blocking call): where an in-place
+ * alltoall(v) keeps its copy of the send data (the team's scratch slot for a blocking call), a
+ * buffer of the request's own (grown as needed); and the rank's own block the preparation moved
+ * locally (to, from, len: len 0 for none), which a persistent request's later starts move again
+ * without preparing anew (rcoll_call_restart). */
 typedef struct {
     void *buf;
     size_t bytes;
+    void *own_to;
+    const void *own_from;
+    size_t own_len;
 } rcoll_call_copy_t;
 
 /* Checks `c` and does its local part; on RCOLL_OK *verdict says what is left, and for a run
  * `a` holds the algorithm's arguments. The error is the team's (named argument and rank). */
 rcoll_status_t rcoll_call_prepare(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
                                   rcoll_call_copy_t *copy, rcoll_call_verdict_t *verdict);
+/* A later start of a prepared persistent call (its checks and arguments hold: the same buffers
+ * and counts): the local part alone, the own block moved again. */
+void rcoll_call_restart(const rcoll_call_copy_t *copy);
 /* The checks of a reduction's call only (a request made for it checks it once); RCOLL_OK for
  * a good call. */
 rcoll_status_t rcoll_call_check(struct rcoll_team *t, const rcoll_call_t *c);

@@ -34,6 +34,22 @@ static void copy_block(void *to, const void *from, size_t bytes)
         memmove(to, from, bytes);
 }
 
+/* The rank's own block to where it belongs, noted for a request's later starts. */
+static void own_block(rcoll_call_copy_t *cp, void *to, const void *from, size_t bytes)
+{
+    if (cp) {
+        cp->own_to = to;
+        cp->own_from = from;
+        cp->own_len = bytes;
+    }
+    copy_block(to, from, bytes);
+}
+
+void rcoll_call_restart(const rcoll_call_copy_t *cp)
+{
+    copy_block(cp->own_to, cp->own_from, cp->own_len);
+}
+
 /* Largest displacement + count: the bytes a v-form's layout spans. */
 static bool all_zero(const size_t *counts, int size)
 {
@@ -87,7 +103,6 @@ static rcoll_status_t prep_barrier(struct rcoll_team *t, const rcoll_call_t *c, 
 static rcoll_status_t prep_allgather(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
                                      rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
-    (void)cp;
     const void *sendbuf = c->sendbuf;
     void *recvbuf = c->recvbuf;
     size_t bytes = c->bytes;
@@ -95,7 +110,7 @@ static rcoll_status_t prep_allgather(struct rcoll_team *t, const rcoll_call_t *c
     if (st != RCOLL_OK)
         return st;
     if (bytes && sendbuf != RCOLL_IN_PLACE)
-        copy_block((char *)recvbuf + (size_t)t->rank * bytes, sendbuf, bytes);
+        own_block(cp, (char *)recvbuf + (size_t)t->rank * bytes, sendbuf, bytes);
     if (t->size == 1 || bytes == 0) /* nothing to move: every rank knows it, no exchange */
         return verdict(v, RCOLL_CALL_SKIP);
     a->sendbuf = sendbuf;
@@ -122,7 +137,7 @@ static rcoll_status_t prep_alltoall(struct rcoll_team *t, const rcoll_call_t *c,
         sendbuf = copy;
     }
     if (bytes && sendbuf != RCOLL_IN_PLACE)
-        copy_block((char *)recvbuf + (size_t)t->rank * bytes,
+        own_block(cp, (char *)recvbuf + (size_t)t->rank * bytes,
                    (const char *)sendbuf + (size_t)t->rank * bytes, bytes);
     if (t->size == 1 || bytes == 0)
         return verdict(v, RCOLL_CALL_SKIP);
@@ -154,7 +169,6 @@ static rcoll_status_t prep_bcast(struct rcoll_team *t, const rcoll_call_t *c, rc
 static rcoll_status_t prep_gather(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
                                   rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
-    (void)cp;
     const void *sendbuf = c->sendbuf;
     void *recvbuf = c->recvbuf;
     size_t bytes = c->bytes;
@@ -166,7 +180,7 @@ static rcoll_status_t prep_gather(struct rcoll_team *t, const rcoll_call_t *c, r
     if (am_root && bytes) {
         char *mine = (char *)recvbuf + (size_t)root * bytes;
         if (sendbuf != RCOLL_IN_PLACE)
-            copy_block(mine, sendbuf, bytes);
+            own_block(cp, mine, sendbuf, bytes);
         sendbuf = mine;
     }
     if (t->size == 1 || bytes == 0)
@@ -181,7 +195,6 @@ static rcoll_status_t prep_gather(struct rcoll_team *t, const rcoll_call_t *c, r
 static rcoll_status_t prep_scatter(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
                                    rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
-    (void)cp;
     const void *sendbuf = c->sendbuf;
     void *recvbuf = c->recvbuf;
     size_t bytes = c->bytes;
@@ -193,7 +206,7 @@ static rcoll_status_t prep_scatter(struct rcoll_team *t, const rcoll_call_t *c, 
     if (am_root && bytes) {
         const char *mine = (const char *)sendbuf + (size_t)root * bytes;
         if (recvbuf != RCOLL_IN_PLACE)
-            copy_block(recvbuf, mine, bytes);
+            own_block(cp, recvbuf, mine, bytes);
         recvbuf = (void *)(uintptr_t)mine; /* never written: the root receives nothing */
     }
     if (t->size == 1 || bytes == 0)
@@ -208,7 +221,6 @@ static rcoll_status_t prep_scatter(struct rcoll_team *t, const rcoll_call_t *c, 
 static rcoll_status_t prep_allgatherv(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
                                       rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
-    (void)cp;
     const void *sendbuf = c->sendbuf;
     size_t sendbytes = c->bytes;
     void *recvbuf = c->recvbuf;
@@ -221,7 +233,7 @@ static rcoll_status_t prep_allgatherv(struct rcoll_team *t, const rcoll_call_t *
     if (extent_of(counts, displs, t->size) && !recvbuf)
         return bad(t, "allgatherv", "NULL receive buffer");
     if (sendbuf != RCOLL_IN_PLACE)
-        copy_block((char *)recvbuf + displs[t->rank], sendbuf, mine);
+        own_block(cp, (char *)recvbuf + displs[t->rank], sendbuf, mine);
     if (t->size == 1 || all_zero(counts, t->size)) /* every rank holds the same counts */
         return verdict(v, RCOLL_CALL_SKIP);
     a->sendbuf = sendbuf;
@@ -260,7 +272,7 @@ static rcoll_status_t prep_alltoallv(struct rcoll_team *t, const rcoll_call_t *c
     if (sendcounts[t->rank] != recvcounts[t->rank])
         return bad(t, "alltoallv", "this rank sends itself a different count than it receives");
     if (sendbuf != RCOLL_IN_PLACE)
-        copy_block((char *)recvbuf + rdispls[t->rank], (const char *)sendbuf + sdispls[t->rank],
+        own_block(cp, (char *)recvbuf + rdispls[t->rank], (const char *)sendbuf + sdispls[t->rank],
                    recvcounts[t->rank]);
     if (t->size == 1)
         return verdict(v, RCOLL_CALL_SKIP);
@@ -278,7 +290,6 @@ static rcoll_status_t prep_alltoallv(struct rcoll_team *t, const rcoll_call_t *c
 static rcoll_status_t prep_gatherv(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
                                    rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
-    (void)cp;
     const void *sendbuf = c->sendbuf;
     size_t sendbytes = c->bytes;
     void *recvbuf = c->recvbuf;
@@ -299,7 +310,7 @@ static rcoll_status_t prep_gatherv(struct rcoll_team *t, const rcoll_call_t *c, 
         if (sendbuf != RCOLL_IN_PLACE) {
             if (sendbytes != counts[root])
                 return bad(t, "gatherv", "the root's sendbytes differs from counts[root]");
-            copy_block(mine, sendbuf, sendbytes);
+            own_block(cp, mine, sendbuf, sendbytes);
         }
         sendbuf = mine;
         sendbytes = counts[root];
@@ -319,7 +330,6 @@ static rcoll_status_t prep_gatherv(struct rcoll_team *t, const rcoll_call_t *c, 
 static rcoll_status_t prep_scatterv(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
                                     rcoll_call_copy_t *cp, rcoll_call_verdict_t *v)
 {
-    (void)cp;
     const void *sendbuf = c->sendbuf;
     const size_t *counts = c->scounts, *displs = c->sdispls;
     void *recvbuf = c->recvbuf;
@@ -340,7 +350,7 @@ static rcoll_status_t prep_scatterv(struct rcoll_team *t, const rcoll_call_t *c,
         if (recvbuf != RCOLL_IN_PLACE) {
             if (recvbytes != counts[root])
                 return bad(t, "scatterv", "the root's recvbytes differs from counts[root]");
-            copy_block(recvbuf, mine, recvbytes);
+            own_block(cp, recvbuf, mine, recvbytes);
         }
         recvbuf = (void *)(uintptr_t)mine; /* never written: the root receives nothing */
         recvbytes = counts[root];
@@ -464,6 +474,8 @@ rcoll_status_t rcoll_call_prepare(struct rcoll_team *t, const rcoll_call_t *c, r
         [RCOLL_COLL_SCAN] = prep_reduction,        [RCOLL_COLL_EXSCAN] = prep_reduction,
     };
     memset(a, 0, sizeof *a);
+    if (cp)
+        cp->own_len = 0;
     if ((unsigned)c->coll >= RCOLL_COLL_COUNT)
         return rcoll_team_error(t, RCOLL_ERR_INVALID, "unknown collective %d", (int)c->coll);
     return prep[c->coll](t, c, a, cp, v);

@@ -278,11 +278,35 @@ static const rcoll_nb_algo_t *choose_nb(struct rcoll_team *t, rcoll_coll_t coll)
     return &rcoll_nb_pairs;
 }
 
+/* A start's preparation: the call's checks and arguments (core/call.h) and its algorithm. A
+ * persistent request keeps them from its first start on (the same buffers and counts every
+ * time: MPI's persistent collectives) and moves only its own block again at each start
+ * (rcoll_call_restart), unless a start has more work of its own: an in-place copy of the send
+ * data, a reduction's mover, a call every rank skips or passes. */
+static rcoll_status_t prepare_start(struct rcoll_request *r)
+{
+    struct rcoll_team *t = r->team;
+    rcoll_status_t st = rcoll_call_prepare(t, &r->call, &r->args, &r->copy, &r->verdict);
+    if (st != RCOLL_OK || r->verdict == RCOLL_CALL_SKIP)
+        return st;
+    r->args.team = t;
+    r->args.rank = t->rank;
+    r->args.size = t->size;
+    r->args.root = r->call.root;
+    r->algo = choose_nb(t, r->call.coll);
+    r->prepared = r->persistent && r->verdict == RCOLL_CALL_RUN && !r->copy.buf && !r->red;
+    return RCOLL_OK;
+}
+
 static rcoll_status_t board_start(struct rcoll_request *r)
 {
     struct rcoll_team *t = r->team;
     rcoll_board_t *b = board_of(t);
-    rcoll_status_t st = rcoll_call_prepare(t, &r->call, &r->args, &r->copy, &r->verdict);
+    rcoll_status_t st = RCOLL_OK;
+    if (r->prepared)
+        rcoll_call_restart(&r->copy);
+    else
+        st = prepare_start(r);
     if (st != RCOLL_OK)
         return st;
     r->complete = false;
@@ -292,11 +316,6 @@ static rcoll_status_t board_start(struct rcoll_request *r)
         finish(r, RCOLL_OK);
         return RCOLL_OK;
     }
-    r->args.team = t;
-    r->args.rank = t->rank;
-    r->args.size = t->size;
-    r->args.root = r->call.root;
-    r->algo = choose_nb(t, r->call.coll);
     r->ran = r->algo->name;
     r->seq = ++t->nb->seq;
     r->area = !r->algo->head_only || !r->algo->head_only(r, b);

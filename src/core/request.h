@@ -28,6 +28,7 @@ struct rcoll_request {
     bool complete;              /* the current start's work is over (status holds its result) */
     bool queued;                /* in the team's list of started requests */
     bool freed;                 /* released while active: freed once complete */
+    bool prepared;              /* persistent: args, verdict and algo hold from the first start */
     rcoll_status_t status;
     rcoll_call_copy_t copy;     /* in-place alltoall(v): the send data's copy */
     /* Board engine: the algorithm, the call's number on the board and its arguments. */

@@ -298,7 +298,7 @@ rcoll_status_t rcoll_op_fold(rcoll_op_t op, rcoll_dtype_t dtype, const void *con
     for (int j = 0; j < n - 1; j++)
         if (in[j] == out)
             alias = j;
-    if (count && alias < 0 && n > 1 && count * es <= FOLD_PART) { /* one part, no copy: a small vector */
+    if (count && alias < 0 && n > 1 && count * es <= FOLD_PART) { /* one part, no copy */
         fold_part(op, dtype, in, n, out, count);
         return RCOLL_OK;
     }

@@ -30,7 +30,7 @@ struct rcoll_request {
     bool freed;                 /* released while active: freed once complete */
     bool prepared;              /* persistent: args, verdict and algo hold from the first start */
     rcoll_status_t status;
-    rcoll_call_copy_t copy;     /* in-place alltoall(v): the send data's copy */
+    rcoll_call_copy_t copy;     /* in-place alltoall(v): the send data's copy; the own block */
     /* Board engine: the algorithm, the call's number on the board and its arguments. */
     const struct rcoll_nb_algo *algo;
     uint64_t seq;

@@ -1043,6 +1043,13 @@ static rcoll_status_t shm_stage(rcoll_tl_t *tl, uint64_t seq, const void *src, s
     return RCOLL_OK;
 }
 
+/* Where a peer on this node put its publication of seq (its length is in its published line). */
+static const unsigned char *local_publication(shm_tl_t *s, int peer, uint64_t seq)
+{
+    const rcoll_line_t *line = &head_of(s, peer)->published[slot_of(s, seq)];
+    return publication_of(s, peer, seq, line->len);
+}
+
 static rcoll_status_t shm_get(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len,
                              size_t offset)
 {
@@ -1060,10 +1067,8 @@ static rcoll_status_t shm_get(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst,
          * bytes lies in the small ring, and only node teams (hier_pap) stage such. */
         return rcoll_net_get(s->net, peer, dst, len, box_off(s, seq, 1) + offset);
     }
-    rcoll_line_t *line = &head_of(s, peer)->published[slot_of(s, seq)];
-    const unsigned char *from = publication_of(s, peer, seq, line->len);
     if (len)
-        memcpy(dst, from + offset, len);
+        memcpy(dst, local_publication(s, peer, seq) + offset, len);
     return RCOLL_OK;
 }
 
@@ -1073,10 +1078,7 @@ static const void *shm_peek(rcoll_tl_t *tl, int peer, uint64_t seq, size_t len, 
 {
     shm_tl_t *s = (shm_tl_t *)tl;
     (void)len;
-    if (is_remote(s, peer))
-        return NULL;
-    rcoll_line_t *line = &head_of(s, peer)->published[slot_of(s, seq)];
-    return publication_of(s, peer, seq, line->len) + offset;
+    return is_remote(s, peer) ? NULL : local_publication(s, peer, seq) + offset;
 }
 
 /* A signal alone: on another node a failure shows in the peer's next wait (it is gone). */

@@ -90,13 +90,15 @@ enum {
     ASIDE_COUNT
 };
 
-/* A live team, cached on its communicator; `holds`: requests that still use it (rmpi_hold_t),
- * `dropped`: its communicator is gone, the last hold destroys it. */
+/* A live team, cached on its communicator; `refs`: one for the communicator's attribute and
+ * one per request that still uses it (rmpi_hold_t); the last to let go destroys the team (a
+ * count rather than a flag under g.lock: a nonblocking call takes and lets go of a hold, and
+ * two mutex pairs were a tenth of a small MPI_Ibcast+MPI_Wait). */
 struct team_node {
     MPI_Comm comm;
     rcoll_team_t *team;
     struct team_node *prev, *next;
-    int holds, dropped;
+    _Atomic int refs;
 };
 
 /* The only global: everything the drop-in keeps for the process. state is read without a
@@ -126,13 +128,15 @@ static struct {
  * g.attr_epoch has not moved since. MPI_Comm_get_attr's hash lookup was a tenth of a small
  * MPI_Bcast (perf, np=2, 8 B back to back); a handle reused after MPI_Comm_free is no hit,
  * since the free ran delete_attr_fn. Thread-local so that threads calling at once
- * (MPI_THREAD_MULTIPLE) never see each other's half-written entries. */
+ * (MPI_THREAD_MULTIPLE) never see each other's half-written entries; in the static TLS block
+ * (initial-exec: the library is preloaded or linked, and 32 bytes fit the surplus glibc keeps
+ * for a later dlopen), so that a read is one instruction rather than a __tls_get_addr call. */
 static _Thread_local struct {
     MPI_Comm comm;
     void *val;
     unsigned epoch;
     bool set;
-} last_attr;
+} last_attr __attribute__((tls_model("initial-exec")));
 
 static void link_node(struct team_node *n)
 {
@@ -207,6 +211,16 @@ static const char *comm_label(MPI_Comm comm, char *buf, size_t len)
     return buf;
 }
 
+/* Lets go of one reference to n: the last destroys its team (outside any lock). */
+static void node_release(struct team_node *n)
+{
+    if (atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    if (n->team)
+        rcoll_team_destroy(n->team);
+    free(n);
+}
+
 static int delete_attr_fn(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state)
 {
     (void)comm;
@@ -216,16 +230,8 @@ static int delete_attr_fn(MPI_Comm comm, int keyval, void *attribute_val, void *
     if (attribute_val == NULL || attribute_val == PMPI_MARKER)
         return MPI_SUCCESS;
     struct team_node *n = attribute_val;
-    unlink_node(n); /* the team itself is destroyed outside the lock */
-    pthread_mutex_lock(&g.lock);
-    int held = n->holds > 0;
-    n->dropped = held;
-    pthread_mutex_unlock(&g.lock);
-    if (held) /* requests still run on it: the last one's release destroys it */
-        return MPI_SUCCESS;
-    if (n->team)
-        rcoll_team_destroy(n->team);
-    free(n);
+    unlink_node(n);
+    node_release(n); /* requests still running on it: the last one's release destroys it */
     return MPI_SUCCESS;
 }
 
@@ -257,24 +263,14 @@ rmpi_hold_t *rmpi_team_hold(MPI_Comm comm)
         val == PMPI_MARKER)
         return NULL;
     struct team_node *n = val;
-    pthread_mutex_lock(&g.lock);
-    n->holds++;
-    pthread_mutex_unlock(&g.lock);
+    atomic_fetch_add_explicit(&n->refs, 1, memory_order_relaxed);
     return (rmpi_hold_t *)n;
 }
 
 void rmpi_team_release(rmpi_hold_t *h)
 {
-    struct team_node *n = (struct team_node *)h;
-    if (n == NULL)
-        return;
-    pthread_mutex_lock(&g.lock);
-    int last = --n->holds == 0 && n->dropped;
-    pthread_mutex_unlock(&g.lock);
-    if (!last)
-        return;
-    rcoll_team_destroy(n->team);
-    free(n);
+    if (h != NULL)
+        node_release((struct team_node *)h);
 }
 
 int rmpi_thread_level(void)
@@ -480,6 +476,7 @@ static rcoll_team_t *create_team(MPI_Comm comm)
     }
     n->comm = comm;
     n->team = team;
+    atomic_init(&n->refs, 1);
     link_node(n);
     set_attr_or_abort(comm, n);
     return team;

@@ -168,9 +168,9 @@ RMPI_HIDDEN int rmpi_body_reduce_scatter(rmpi_call_t *c, const rmpi_red_t *r,
                                          const int recvcounts[]);
 
 /* rcoll_mpi_nb.c's part of the process state (kept in rcoll_mpi.c's one global): the table
- * from MPI request handle to rcoll request, and the orphans (requests freed by the program
- * before they completed, and the stand-ins of erroneous calls: completed in the background).
- * `live` counts both: while it is 0 every completion wrapper goes straight to PMPI_. */
+ * from MPI request handle to rcoll request, and the orphans (the stand-ins of erroneous calls,
+ * under way with no handle: completed in the background). `live` counts both: while it is 0
+ * every completion wrapper goes straight to PMPI_. */
 #define RMPI_NB_BUCKETS 256
 typedef struct rmpi_nb {
     _Atomic int live;
@@ -178,8 +178,10 @@ typedef struct rmpi_nb {
     pthread_mutex_t lock;
     struct rmpi_plan *bucket[RMPI_NB_BUCKETS];
     struct rmpi_plan *orphans;
-    struct rmpi_plan *dead; /* freed by MPI (free callback), to be released outside MPI */
-    _Atomic int dead_n;
+    /* The handles of released plans (inactive persistent requests of MPI, never started),
+     * given to the next plans (under `lock`): no MPI call to make or free one per call. */
+    MPI_Request *handles;
+    int nhandles, handles_cap;
     /* Released plans kept for the next call (under `lock` too): no allocation per call. */
 #define RMPI_NB_SPARES 16
     struct rmpi_plan *spare[RMPI_NB_SPARES];

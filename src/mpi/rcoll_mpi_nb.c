@@ -18,12 +18,15 @@
  * - A plan owns what its request needs until it is freed: temporaries, datatype duplicates,
  *   and whatever the body hooked to its release (rmpi_plan_on_free: a user operation's rcoll
  *   op and its hold on the caller's datatype), released after the rcoll request.
- * - Handles are MPI's own requests, so they mix with native ones in arrays: a nonblocking call
- *   gets a generalized request (PMPI_Grequest_start), completed (PMPI_Grequest_complete) once
- *   rcoll reports completion and the steps after the call (unpacking) ran; then PMPI_Wait &co
- *   free it, and its free callback frees ours. A persistent call gets an inactive persistent
- *   request of MPI that is never started (PMPI_Recv_init on MPI_COMM_SELF): MPI treats it as
- *   inactive, the table below knows whether it is. A plan (rmpi_plan_t) is the record of either.
+ * - Handles are MPI's own requests, so they mix with native ones in arrays: every call,
+ *   nonblocking or persistent, gets an inactive persistent request of MPI that is never
+ *   started (PMPI_Recv_init on MPI_COMM_SELF). MPI treats it as inactive; the table below
+ *   knows whether it is active. A released plan's handle goes to a pool for the next call, so
+ *   a call makes and frees no MPI request. A completed nonblocking call's handle becomes
+ *   MPI_REQUEST_NULL in the completion call (ours, below), as MPI's own would. A plan
+ *   (rmpi_plan_t) is the record of either. (A generalized request per nonblocking call, as
+ *   before, cost about 500 of the 2,700 instructions of an MPI_Ibcast+MPI_Wait in Open MPI:
+ *   its start, query, completion and free.)
  * - The table from handle to plan (a hash in the process state, rmpi_nb_t) is empty in a
  *   program that never posts through rcoll: every completion wrapper first reads its count and
  *   goes straight to PMPI_ when it is 0.
@@ -32,9 +35,8 @@
  *   sleep: the native requests of the array, and a peer waiting for our native send, keep
  *   moving) and between tests pauses as rcoll_wait would (rcoll_team_pause: the team's wait
  *   policy); once every rcoll request the call needs is complete, the PMPI_ form of the call
- *   runs on the whole array (its generalized requests are complete, its persistent ones
- *   inactive to MPI), so statuses,
- *   MPI_REQUEST_NULL and native requests are MPI's own. A collective's status is what MPI gives
+ *   runs on the whole array (ours are inactive to MPI), so statuses, MPI_REQUEST_NULL and
+ *   native requests are MPI's own. A collective's status is what MPI gives
  *   its own collective requests (source 0, tag 0, count 0, not cancelled; MPI_ERROR as MPI
  *   sets it per call). An rcoll error prints "rcoll: <detail>" when found and raises its MPI
  *   class (rmpi_rcoll_code) through the request's communicator's error handler in the call
@@ -42,16 +44,16 @@
  *   forms).
  * - MPI_Cancel on an rcoll request raises what the MPI library raises for its own collective
  *   requests, through MPI_COMM_WORLD's handler, and leaves the request as it was (Open MPI:
- *   MPI_ERR_REQUEST, MPICH: MPI_ERR_INTERN). MPI_Request_free on an active request (MPI calls
- *   it erroneous; both libraries refuse it) releases it: it completes on its own
- *   (rcoll_request_free), or, if it still has temporaries or unpacking to do, becomes an orphan
- *   that later calls complete. MPI_Start on an active persistent request raises
- *   MPI_ERR_REQUEST through MPI_COMM_WORLD's handler, as MPICH does for its own.
+ *   MPI_ERR_REQUEST, MPICH: MPI_ERR_INTERN). MPI_Request_free on a request still under way (MPI
+ *   calls it erroneous) is refused as both libraries refuse it for their own collective
+ *   requests; the request stays. MPI_Start on an active persistent request, or on a
+ *   nonblocking one, raises MPI_ERR_REQUEST through MPI_COMM_WORLD's handler, as MPICH does
+ *   for its own. Orphans are the stand-ins of erroneous calls, under way with no handle.
  * - A request keeps its communicator's team alive (rmpi_team_hold): MPI_Comm_free with
  *   requests outstanding, as MPI allows, destroys the team after the last one.
- * - Threads: under MPI_THREAD_MULTIPLE the table and the orphans are under a lock, never held
- *   across an MPI or rcoll call; MPI's rule that one request is used by one thread at a time
- *   covers the rest. */
+ * - Threads: under MPI_THREAD_MULTIPLE the table, the orphans and the pools are under a lock,
+ *   never held across an MPI or rcoll call; MPI's rule that one request is used by one thread
+ *   at a time covers the rest. */
 #include <sched.h>
 #include <stdalign.h>
 #include <stdint.h>
@@ -119,8 +121,6 @@ struct rmpi_plan {
     struct mem *mem;
     struct hook *hooks; /* run when the plan is freed (in its memory) */
 };
-
-static void reap(void);
 
 /* ---- the table and the orphans (rmpi_nb_t, in the process state) ---- */
 
@@ -203,6 +203,66 @@ static void orphan_add(rmpi_plan_t *p)
     p->where = IN_ORPHANS;
     atomic_fetch_add(&nb->live, 1);
     unlock(nb);
+}
+
+/* ---- handles ---- */
+
+/* An inactive persistent request of MPI for a new plan: a released plan's, or a new one (a
+ * receive from rank 0 of MPI_COMM_SELF, never started. Not from MPI_PROC_NULL: in MPICH 4.0 a
+ * freed persistent request on MPI_PROC_NULL makes a later persistent collective of count 0
+ * hang, without rcoll too). */
+static int handle_get(MPI_Request *h)
+{
+    rmpi_nb_t *nb = rmpi_nb();
+    *h = MPI_REQUEST_NULL;
+    lock(nb);
+    if (nb->nhandles > 0)
+        *h = nb->handles[--nb->nhandles];
+    unlock(nb);
+    if (*h != MPI_REQUEST_NULL)
+        return MPI_SUCCESS;
+    static char none[1];
+    int rc = PMPI_Recv_init(none, 0, MPI_BYTE, 0, 0, MPI_COMM_SELF, h);
+    if (rc != MPI_SUCCESS)
+        *h = MPI_REQUEST_NULL;
+    return rc;
+}
+
+/* Keeps a released plan's handle for handle_get (MPI frees it if the pool cannot grow). */
+static void handle_put(MPI_Request h)
+{
+    if (h == MPI_REQUEST_NULL)
+        return;
+    rmpi_nb_t *nb = rmpi_nb();
+    lock(nb);
+    if (nb->nhandles == nb->handles_cap) {
+        int cap = nb->handles_cap ? 2 * nb->handles_cap : 16;
+        MPI_Request *more = realloc(nb->handles, (size_t)cap * sizeof *more);
+        if (more != NULL) {
+            nb->handles = more;
+            nb->handles_cap = cap;
+        }
+    }
+    int kept = nb->nhandles < nb->handles_cap;
+    if (kept)
+        nb->handles[nb->nhandles++] = h;
+    unlock(nb);
+    if (!kept)
+        PMPI_Request_free(&h);
+}
+
+/* The pool's handles freed (MPI_Finalize). */
+static void handles_free(rmpi_nb_t *nb)
+{
+    lock(nb);
+    MPI_Request *h = nb->handles;
+    int n = nb->nhandles;
+    nb->handles = NULL;
+    nb->nhandles = nb->handles_cap = 0;
+    unlock(nb);
+    for (int i = 0; i < n; i++)
+        PMPI_Request_free(&h[i]);
+    free(h);
 }
 
 /* ---- plans ---- */
@@ -380,8 +440,7 @@ int rmpi_plan_persistent(const rmpi_plan_t *p)
     return p->mode == RMPI_INIT;
 }
 
-/* rcoll reported completion with st: the steps after the call, the outcome, and the
- * generalized request completed. */
+/* rcoll reported completion with st: the steps after the call, and the outcome. */
 static void plan_completed(rmpi_plan_t *p, rcoll_status_t st)
 {
     p->done = 1;
@@ -392,8 +451,6 @@ static void plan_completed(rmpi_plan_t *p, rcoll_status_t st)
     }
     if (st == RCOLL_OK && run_steps(p, 1) != MPI_SUCCESS)
         plan_problem(p, MPI_ERR_OTHER, "PMPI_Unpack of the received data failed");
-    if (p->mode == RMPI_POST && p->handle != MPI_REQUEST_NULL)
-        PMPI_Grequest_complete(p->handle);
 }
 
 /* One test of p's current start: 1 once complete. */
@@ -453,16 +510,21 @@ static void drive(rmpi_plan_t *p)
         wait_pause(&w);
 }
 
-/* Frees an orphan whose request completed (its generalized request, if any, with it). */
-static void orphan_release(rmpi_plan_t *p)
+/* Releases a plan the program is done with: out of the table, its handle to the pool. */
+static void plan_release(rmpi_plan_t *p)
 {
-    if (p->handle == MPI_REQUEST_NULL) {
-        plan_free(p);
-        return;
-    }
-    MPI_Request h = p->handle;
-    PMPI_Request_free(&h); /* complete: free_fn hands p to reap */
-    reap();
+    unlist(p);
+    handle_put(p->handle);
+    p->handle = MPI_REQUEST_NULL;
+    plan_free(p);
+}
+
+/* A completed nonblocking request's end in a completion call: released, and the program's
+ * handle MPI_REQUEST_NULL as MPI's own would be. */
+static void plan_finished(rmpi_plan_t *p, MPI_Request *handle)
+{
+    plan_release(p);
+    *handle = MPI_REQUEST_NULL;
 }
 
 /* Takes the orphans of `team` (NULL: all) out of the list. */
@@ -498,13 +560,13 @@ static void tend_orphans(const rcoll_team_t *team)
         mine = o->next;
         o->next = NULL;
         if (plan_test(o))
-            orphan_release(o);
+            plan_release(o);
         else
             orphan_add(o);
     }
 }
 
-/* ---- generalized requests ---- */
+/* ---- statuses ---- */
 
 /* What MPI gives its own collective requests (MPI_ERROR is the completion call's business). */
 static void coll_status(MPI_Status *s)
@@ -515,64 +577,6 @@ static void coll_status(MPI_Status *s)
     s->MPI_TAG = 0;
     PMPI_Status_set_elements(s, MPI_BYTE, 0);
     PMPI_Status_set_cancelled(s, 0);
-}
-
-static int query_fn(void *extra, MPI_Status *status)
-{
-    (void)extra;
-    coll_status(status);
-    status->MPI_ERROR = MPI_SUCCESS;
-    return MPI_SUCCESS;
-}
-
-/* MPI frees the generalized request: p goes to the dead list, released by reap() once the MPI
- * call returns (MPICH at MPI_THREAD_MULTIPLE runs this inside its critical section, where an
- * MPI call such as PMPI_Type_free fails an assertion). */
-static int free_fn(void *extra)
-{
-    rmpi_plan_t *p = extra;
-    if (p != NULL) {
-        rmpi_nb_t *nb = rmpi_nb();
-        unlist(p);
-        lock(nb);
-        p->next = nb->dead;
-        nb->dead = p;
-        atomic_fetch_add(&nb->dead_n, 1);
-        unlock(nb);
-    }
-    return MPI_SUCCESS;
-}
-
-/* Releases the plans MPI freed during the last PMPI_ call. */
-static void reap(void)
-{
-    rmpi_nb_t *nb = rmpi_nb();
-    if (atomic_load_explicit(&nb->dead_n, memory_order_acquire) == 0)
-        return;
-    lock(nb);
-    rmpi_plan_t *p = nb->dead;
-    nb->dead = NULL;
-    atomic_store(&nb->dead_n, 0);
-    unlock(nb);
-    while (p) {
-        rmpi_plan_t *next = p->next;
-        plan_free(p);
-        p = next;
-    }
-}
-
-/* The PMPI_ call's result, once the plans it freed are released. */
-static int reaped(int rc)
-{
-    reap();
-    return rc;
-}
-
-static int cancel_fn(void *extra, int complete)
-{
-    (void)extra;
-    (void)complete;
-    return MPI_SUCCESS; /* never reached: MPI_Cancel is ours */
 }
 
 /* ---- posting ---- */
@@ -619,15 +623,8 @@ static int nb_finish(rmpi_call_t *c, int rc, MPI_Request *request)
             plan_free(p);
         return rc;
     }
-    /* (a persistent one: a receive from rank 0 of MPI_COMM_SELF, never started. Not from
-     * MPI_PROC_NULL: in MPICH 4.0 a freed persistent request on MPI_PROC_NULL makes a later
-     * persistent collective of count 0 hang, without rcoll too.) */
-    static char none[1];
-    int mpi_rc = p->mode == RMPI_POST
-                     ? PMPI_Grequest_start(query_fn, free_fn, cancel_fn, p, &p->handle)
-                     : PMPI_Recv_init(none, 0, MPI_BYTE, 0, 0, MPI_COMM_SELF, &p->handle);
+    int mpi_rc = handle_get(&p->handle);
     if (mpi_rc != MPI_SUCCESS) {
-        p->handle = MPI_REQUEST_NULL;
         if (p->req && p->mode == RMPI_POST)
             orphan_add(p);
         else
@@ -1005,12 +1002,17 @@ static int raise_code(MPI_Comm comm, int code)
     return code;
 }
 
-/* A completed persistent request becomes inactive; its outcome. */
-static int deactivate(rmpi_plan_t *p, MPI_Status *status)
+/* A completed request's end in a completion call: a persistent one becomes inactive, a
+ * nonblocking one is released (*handle MPI_REQUEST_NULL); its status and outcome. */
+static int deactivate(rmpi_plan_t *p, MPI_Request *handle, MPI_Status *status)
 {
-    p->active = 0;
+    int code = p->code;
     coll_status(status);
-    return p->code;
+    if (p->mode == RMPI_INIT)
+        p->active = 0;
+    else
+        plan_finished(p, handle);
+    return code;
 }
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
@@ -1020,11 +1022,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
         return PMPI_Wait(request, status);
     drive(p);
     MPI_Comm comm = p->comm;
-    int code = p->code;
-    if (p->mode == RMPI_INIT)
-        return raise_code(comm, deactivate(p, status));
-    int rc = reaped(PMPI_Wait(request, status)); /* frees the generalized request, and p */
-    return code != MPI_SUCCESS ? raise_code(comm, code) : rc;
+    return raise_code(comm, deactivate(p, request, status));
 }
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
@@ -1040,13 +1038,8 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         }
     }
     MPI_Comm comm = p->comm;
-    int code = p->code;
-    if (p->mode == RMPI_INIT) {
-        *flag = 1;
-        return raise_code(comm, deactivate(p, status));
-    }
-    int rc = reaped(PMPI_Test(request, flag, status));
-    return code != MPI_SUCCESS ? raise_code(comm, code) : rc;
+    *flag = 1;
+    return raise_code(comm, deactivate(p, request, status));
 }
 
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
@@ -1061,8 +1054,6 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
             return MPI_SUCCESS;
         }
     }
-    if (p->mode == RMPI_POST) /* its generalized request is complete */
-        return PMPI_Request_get_status(request, flag, status);
     *flag = 1;
     coll_status(status);
     return MPI_SUCCESS;
@@ -1080,16 +1071,8 @@ int MPI_Request_free(MPI_Request *request)
         PMPI_Comm_call_errhandler(MPI_COMM_WORLD, FREE_ACTIVE_CLASS);
         return FREE_ACTIVE_CLASS;
     }
-    if (p->mode == RMPI_POST) {
-        if (!p->done)
-            plan_completed(p, RCOLL_OK);
-        return reaped(PMPI_Request_free(request)); /* free_fn hands p to reap */
-    }
-    unlist(p);
-    int rc = PMPI_Request_free(request);
-    p->handle = MPI_REQUEST_NULL;
-    plan_free(p);
-    return rc;
+    plan_finished(p, request);
+    return MPI_SUCCESS;
 }
 
 int MPI_Cancel(MPI_Request *request)
@@ -1103,9 +1086,15 @@ int MPI_Cancel(MPI_Request *request)
     return CANCEL_CLASS;
 }
 
-/* Starts an inactive persistent request: the steps before the call, then rcoll_start. */
+/* Starts an inactive persistent request: the steps before the call, then rcoll_start. A
+ * nonblocking one is refused, as MPI refuses to start its own. */
 static int start_plan(rmpi_plan_t *p)
 {
+    if (p->mode != RMPI_INIT) {
+        fprintf(stderr, "rcoll: MPI_Start: %s: not a persistent request\n", p->name);
+        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_REQUEST);
+        return MPI_ERR_REQUEST;
+    }
     if (p->active) {
         fprintf(stderr, "rcoll: MPI_Start: %s: the request is active\n", p->name);
         PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_REQUEST);
@@ -1127,7 +1116,7 @@ static int start_plan(rmpi_plan_t *p)
 int MPI_Start(MPI_Request *request)
 {
     rmpi_plan_t *p = lookup(*request);
-    if (p == NULL || p->mode != RMPI_INIT)
+    if (p == NULL)
         return PMPI_Start(request);
     return start_plan(p);
 }
@@ -1140,13 +1129,13 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
     int rc = MPI_SUCCESS;
     for (int i = 0; i < count && rc == MPI_SUCCESS;) {
         rmpi_plan_t *p = lookup(array_of_requests[i]);
-        if (p != NULL && p->mode == RMPI_INIT) {
+        if (p != NULL) {
             rc = start_plan(p);
             i++;
             continue;
         }
         int j = i + 1;
-        while (j < count && ((p = lookup(array_of_requests[j])) == NULL || p->mode != RMPI_INIT))
+        while (j < count && lookup(array_of_requests[j]) == NULL)
             j++;
         rc = PMPI_Startall(j - i, array_of_requests + i);
         i = j;
@@ -1158,7 +1147,6 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
 
 typedef struct {
     rmpi_plan_t *p; /* NULL: MPI's (native, null, or an inactive persistent one of ours) */
-    int persistent;
     int done, code;
     MPI_Comm comm;
 } slot_t;
@@ -1198,7 +1186,6 @@ static int scan_init(scan_t *sc, int count, const MPI_Request reqs[])
         if (p == NULL || !p->active)
             continue;
         s->p = p;
-        s->persistent = p->mode == RMPI_INIT;
         s->comm = p->comm;
         sc->ours++;
     }
@@ -1239,13 +1226,14 @@ static void scan_wait(scan_t *sc)
 }
 
 /* After MPI's call completed the entries `which` (indices into the array; NULL: all): our
- * persistent ones' statuses, and the errors: MPI_ERR_IN_STATUS with MPI_ERROR per status. */
+ * ones' statuses, and the errors: MPI_ERR_IN_STATUS with MPI_ERROR per status. (Only whether
+ * a slot is ours is read: its plan may be released.) */
 static int scan_outcome(const scan_t *sc, int n, const int *which, MPI_Status *statuses, int rc)
 {
     int failed = -1;
     for (int j = 0; j < n; j++) {
         const slot_t *s = &sc->s[which ? which[j] : j];
-        if (s->p && s->persistent && statuses != MPI_STATUSES_IGNORE)
+        if (s->p && statuses != MPI_STATUSES_IGNORE)
             coll_status(&statuses[j]);
         if (s->p && s->code != MPI_SUCCESS && failed < 0)
             failed = which ? which[j] : j;
@@ -1262,12 +1250,13 @@ static int scan_outcome(const scan_t *sc, int n, const int *which, MPI_Status *s
     return raise_code(sc->s[failed].comm, MPI_ERR_IN_STATUS);
 }
 
-/* Our persistent ones that are done become inactive. */
-static void scan_deactivate(const scan_t *sc)
+/* Ours that are done end: persistent ones inactive, nonblocking ones released (their entries
+ * MPI_REQUEST_NULL); statuses are scan_outcome's. */
+static void scan_deactivate(const scan_t *sc, MPI_Request reqs[])
 {
     for (int i = 0; i < sc->count; i++)
-        if (sc->s[i].p && sc->s[i].persistent && sc->s[i].done)
-            sc->s[i].p->active = 0;
+        if (sc->s[i].p && sc->s[i].done && sc->s[i].p->active)
+            deactivate(sc->s[i].p, &reqs[i], MPI_STATUS_IGNORE);
 }
 
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
@@ -1279,8 +1268,8 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
     if (ours == 0)
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     scan_wait(&sc);
-    scan_deactivate(&sc);
-    int rc = reaped(PMPI_Waitall(count, array_of_requests, array_of_statuses));
+    scan_deactivate(&sc, array_of_requests);
+    int rc = PMPI_Waitall(count, array_of_requests, array_of_statuses);
     rc = scan_outcome(&sc, count, NULL, array_of_statuses, rc);
     scan_free(&sc);
     return rc;
@@ -1299,32 +1288,32 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
     *flag = 0;
     if (scan_test(&sc) < sc.ours)
         poke(); /* not all of ours: MPI's stay as they are */
-    else if ((rc = reaped(PMPI_Testall(count, array_of_requests, flag, array_of_statuses))) ==
+    else if ((rc = PMPI_Testall(count, array_of_requests, flag, array_of_statuses)) ==
                  MPI_SUCCESS && *flag) {
-        scan_deactivate(&sc);
+        scan_deactivate(&sc, array_of_requests);
         rc = scan_outcome(&sc, count, NULL, array_of_statuses, rc);
     }
     scan_free(&sc);
     return rc;
 }
 
-/* One pass of MPI_Testany: a done persistent one of ours, else MPI's choice. */
+/* One pass of MPI_Testany: a done one of ours, else MPI's choice. */
 static int testany_once(scan_t *sc, int count, MPI_Request reqs[], int *index, int *flag,
                         MPI_Status *status)
 {
     scan_test(sc);
     for (int i = 0; i < count; i++) {
         slot_t *s = &sc->s[i];
-        if (s->p && s->persistent && s->done && s->p->active) {
+        if (s->p && s->done && s->p->active) {
             *index = i;
             *flag = 1;
-            return raise_code(s->comm, deactivate(s->p, status));
+            return raise_code(s->comm, deactivate(s->p, &reqs[i], status));
         }
     }
-    int rc = reaped(PMPI_Testany(count, reqs, index, flag, status));
+    int rc = PMPI_Testany(count, reqs, index, flag, status);
     if (*flag && *index == MPI_UNDEFINED) { /* MPI has none active: ours? */
         for (int i = 0; i < count; i++)
-            if (sc->s[i].p && sc->s[i].persistent && !sc->s[i].done)
+            if (sc->s[i].p && !sc->s[i].done)
                 *flag = 0;
         return rc;
     }
@@ -1366,7 +1355,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
     return rc;
 }
 
-/* One pass of MPI_Testsome: the done persistent ones of ours first, then MPI's. */
+/* One pass of MPI_Testsome: the done ones of ours first, then MPI's. */
 static int testsome_once(scan_t *sc, int incount, MPI_Request reqs[], int *outcount,
                          int indices[], MPI_Status statuses[])
 {
@@ -1374,17 +1363,17 @@ static int testsome_once(scan_t *sc, int incount, MPI_Request reqs[], int *outco
     int k = 0, pending = 0;
     for (int i = 0; i < incount; i++) {
         slot_t *s = &sc->s[i];
-        if (s->p && s->persistent && s->done && s->p->active) {
-            s->p->active = 0;
+        if (s->p && s->done && s->p->active) {
+            deactivate(s->p, &reqs[i], MPI_STATUS_IGNORE);
             indices[k++] = i;
-        } else if (s->p && s->persistent && !s->done) {
+        } else if (s->p && !s->done) {
             pending = 1;
         }
     }
     int out = 0;
-    int rc = reaped(PMPI_Testsome(incount, reqs, &out, indices + k,
-                                  statuses == MPI_STATUSES_IGNORE ? statuses : statuses + k));
-    /* MPI_UNDEFINED: nothing active at all (ours that are persistent look inactive to MPI) */
+    int rc = PMPI_Testsome(incount, reqs, &out, indices + k,
+                           statuses == MPI_STATUSES_IGNORE ? statuses : statuses + k);
+    /* MPI_UNDEFINED: nothing active at all (ours look inactive to MPI) */
     if (out == MPI_UNDEFINED)
         *outcount = k == 0 && !pending ? MPI_UNDEFINED : k;
     else
@@ -1450,34 +1439,28 @@ void rmpi_nb_finalize(void)
     rmpi_nb_t *nb = rmpi_nb();
     if (none_live()) {
         spares_free(nb);
+        handles_free(nb);
         return;
     }
     for (rmpi_plan_t *o = take_orphans(NULL), *next; o; o = next) {
         next = o->next;
         o->next = NULL;
         drive(o);
-        orphan_release(o);
+        plan_release(o);
     }
     /* Requests the program never completed or freed (MPI calls that erroneous): released, so
      * that their teams can go. */
     for (int b = 0; b < RMPI_NB_BUCKETS; b++) {
         rmpi_plan_t *p;
         while ((p = nb->bucket[b]) != NULL) {
-            MPI_Request h = p->handle;
-            unlist(p);
-            if (p->mode == RMPI_POST) {
-                if (!p->done) {
-                    rcoll_request_free(p->req);
-                    p->req = NULL;
-                    plan_completed(p, RCOLL_OK);
-                }
-                PMPI_Request_free(&h); /* free_fn hands p to reap */
-                reap();
-            } else {
-                PMPI_Request_free(&h);
-                plan_free(p);
+            if (p->mode == RMPI_POST && !p->done) {
+                rcoll_request_free(p->req);
+                p->req = NULL;
+                plan_completed(p, RCOLL_OK);
             }
+            plan_release(p);
         }
     }
     spares_free(nb);
+    handles_free(nb);
 }

@@ -758,14 +758,15 @@ static int error_class(int rc)
     return cls;
 }
 
-/* MPI_Cancel on a collective request: the class MPI raises for its own (MPI calls it
- * erroneous); the request is left as it was and completes. */
+/* MPI_Cancel and MPI_Start on a nonblocking collective request: the classes MPI raises for
+ * its own (MPI calls both erroneous); the request is left as it was and completes. */
 static void cancel(void)
 {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Request native, ours;
     CHECK_MPI(PMPI_Ibarrier(MPI_COMM_WORLD, &native));
     int want = error_class(PMPI_Cancel(&native));
+    int want_start = error_class(PMPI_Start(&native));
     CHECK_MPI(PMPI_Wait(&native, MPI_STATUS_IGNORE));
     CHECK_MPI(MPI_Ibarrier(MPI_COMM_WORLD, &ours));
     int got = error_class(MPI_Cancel(&ours));
@@ -773,6 +774,14 @@ static void cancel(void)
         FAIL("MPI_Cancel on a collective request: class %d, MPI's own gives %d", got, want);
     if (ours == MPI_REQUEST_NULL)
         FAIL("MPI_Cancel freed the request");
+    got = error_class(MPI_Start(&ours));
+    if (got != want_start)
+        FAIL("MPI_Start on a nonblocking collective request: class %d, MPI's own gives %d", got,
+             want_start);
+    got = error_class(MPI_Startall(1, &ours));
+    if (got != want_start)
+        FAIL("MPI_Startall with a nonblocking collective request: class %d, MPI's own gives %d",
+             got, want_start);
     MPI_Status st;
     CHECK_MPI(MPI_Wait(&ours, &st));
     check_status(&st, "MPI_Wait after MPI_Cancel");

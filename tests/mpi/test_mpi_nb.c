@@ -9,6 +9,8 @@
  *   MPI_Waitany, MPI_Waitsome, MPI_Testsome, MPI_Testall, MPI_Testany. Every receive buffer is
  *   checked whole (gaps keep their poison) with guard bytes before and after it, and every
  *   status (see `strict`).
+ * - 40 small collectives outstanding at once on MPI_COMM_WORLD (more than the board's slots and
+ *   the drop-in's first pooled handles), completed each of those ways in turn.
  * - A mixed array (MPI_Irecv, MPI_Iallgather, MPI_Isend of 256 KB) in one MPI_Waitall, and with
  *   MPI_Waitsome; a native send kept moving while its sender waits for a collective its
  *   receiver joins only after the receive; the deadlock pattern (rank 0 posts MPI_Ibarrier and
@@ -34,6 +36,9 @@
 #define POISON 0xEE
 #define GUARD 32 /* bytes before and after every buffer */
 #define BATCH 3
+/* Requests outstanding at once in many(): more than the board's 32 slots and the drop-in's
+ * first 16 pooled handles. */
+#define MANY 40
 
 static int wrank, wsize;
 
@@ -472,9 +477,9 @@ static void mark(int *seen, int i, int k, const char *how)
 
 static void complete(op_t *ops, int k, int method, unsigned *seed)
 {
-    MPI_Request reqs[BATCH];
-    MPI_Status st[BATCH];
-    int seen[BATCH] = {0}, idx[BATCH], out = 0, flag = 0, left = k, i;
+    MPI_Request reqs[MANY];
+    MPI_Status st[MANY];
+    int seen[MANY] = {0}, idx[MANY], out = 0, flag = 0, left = k, i;
     const char *how = method_name[method];
     for (i = 0; i < k; i++)
         reqs[i] = ops[i].req;
@@ -486,7 +491,7 @@ static void complete(op_t *ops, int k, int method, unsigned *seed)
         }
         break;
     case M_TEST_RANDOM: {
-        int order[BATCH];
+        int order[MANY];
         for (i = 0; i < k; i++)
             order[i] = i;
         for (i = k - 1; i > 0; i--) {
@@ -586,6 +591,28 @@ static int batches(MPI_Comm comm, int rep)
         calls += BATCH;
     }
     return calls;
+}
+
+/* MANY small collectives outstanding at once on MPI_COMM_WORLD, completed by `method`: the
+ * requests beyond the board's slots queue, the drop-in's pool of handles grows. */
+static int many(int rep, int method)
+{
+    unsigned seed = (unsigned)(wrank * 104729 + rep);
+    op_t *ops = calloc(MANY, sizeof *ops);
+    for (int k = 0; k < MANY; k++) {
+        int kind = (k + rep) % K_COUNT;
+        op_setup(&ops[k], kind, sizes[k % 3], k % wsize, MPI_COMM_WORLD, rep * 1000 + k);
+        op_fill(&ops[k], rep * 1000 + k);
+    }
+    for (int k = 0; k < MANY; k++)
+        op_post(&ops[k], 0);
+    complete(ops, MANY, method, &seed);
+    for (int k = 0; k < MANY; k++) {
+        op_check(&ops[k]);
+        op_free(&ops[k]);
+    }
+    free(ops);
+    return MANY;
 }
 
 /* ---- mixed arrays, progress, deadlock pattern ---- */
@@ -967,6 +994,8 @@ int main(int argc, char **argv)
             calls += 4;
         }
         get_status(rep);
+        for (int m = 0; m < M_COUNT; m++)
+            calls += many(rep * M_COUNT + m, m);
         comm_free_outstanding(rep);
         if (wsize >= 2) /* (one rank: MPI's own barrier is complete at once, cancelling it works) */
             cancel();

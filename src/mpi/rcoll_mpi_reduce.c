@@ -408,12 +408,30 @@ static int gap_free(MPI_Datatype type, MPI_Count *size)
            tlb == 0 && *size > 0 && *size == extent && *size == textent;
 }
 
+/* Per thread, the last predefined datatype and predefined operation routed to rcoll and what
+ * they gave: both are constants of the MPI library, never freed, so the entry never goes stale
+ * (a derived datatype, whose handle a later one may reuse, is never kept). The route was a
+ * tenth of a small MPI_Allreduce (callgrind, np=2, 8 B). */
+static _Thread_local struct {
+    MPI_Datatype type;
+    MPI_Op op;
+    rmpi_red_t r;
+    bool set;
+} last_red __attribute__((tls_model("initial-exec")));
+
 int rmpi_red_route(long long count, MPI_Datatype type, MPI_Op op, rmpi_red_t *r)
 {
+    if (count == 0 || type == MPI_DATATYPE_NULL || op == MPI_OP_NULL) {
+        memset(r, 0, sizeof *r);
+        r->type = type;
+        return 0;
+    }
+    if (last_red.set && last_red.type == type && last_red.op == op) {
+        *r = last_red.r;
+        return 1;
+    }
     memset(r, 0, sizeof *r);
     r->type = type;
-    if (count == 0 || type == MPI_DATATYPE_NULL || op == MPI_OP_NULL)
-        return 0;
     r->op = predefined_op(op);
     if (r->op != NULL) {
         size_t mult = 1;
@@ -425,6 +443,12 @@ int rmpi_red_route(long long count, MPI_Datatype type, MPI_Op op, rmpi_red_t *r)
         r->per = mult;
         r->esize = rcoll_dtype_size(n->dt);
         r->extent = (MPI_Aint)(mult * r->esize);
+        if (n->type == type) { /* predefined itself */
+            last_red.type = type;
+            last_red.op = op;
+            last_red.r = *r;
+            last_red.set = true;
+        }
         return 1;
     }
     if ((r->fn = uop_fn(op)) == NULL || PMPI_Op_commutative(op, &r->commute) != MPI_SUCCESS)

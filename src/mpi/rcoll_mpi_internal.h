@@ -178,11 +178,8 @@ typedef struct rmpi_nb {
     pthread_mutex_t lock;
     struct rmpi_plan *bucket[RMPI_NB_BUCKETS];
     struct rmpi_plan *orphans;
-    /* The handles of released plans (inactive persistent requests of MPI, never started),
-     * given to the next plans (under `lock`): no MPI call to make or free one per call. */
-    MPI_Request *handles;
-    int nhandles, handles_cap;
-    /* Released plans kept for the next call (under `lock` too): no allocation per call. */
+    /* Released plans kept for the next call with their handles (under `lock` too): no
+     * allocation and no MPI request made or freed per call. */
 #define RMPI_NB_SPARES 16
     struct rmpi_plan *spare[RMPI_NB_SPARES];
     int spares;

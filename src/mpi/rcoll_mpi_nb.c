@@ -21,8 +21,9 @@
  * - Handles are MPI's own requests, so they mix with native ones in arrays: every call,
  *   nonblocking or persistent, gets an inactive persistent request of MPI that is never
  *   started (PMPI_Recv_init on MPI_COMM_SELF). MPI treats it as inactive; the table below
- *   knows whether it is active. A released plan's handle goes to a pool for the next call, so
- *   a call makes and frees no MPI request. A completed nonblocking call's handle becomes
+ *   knows whether it is active. A released plan keeps its handle while it waits among the
+ *   spares for the next call, so a call makes and frees no MPI request (up to 16 requests at
+ *   once). A completed nonblocking call's handle becomes
  *   MPI_REQUEST_NULL in the completion call (ours, below), as MPI's own would. A plan
  *   (rmpi_plan_t) is the record of either. (A generalized request per nonblocking call, as
  *   before, cost about 500 of the 2,700 instructions of an MPI_Ibcast+MPI_Wait in Open MPI:
@@ -47,11 +48,11 @@
  *   MPI_ERR_REQUEST, MPICH: MPI_ERR_INTERN). MPI_Request_free on a request still under way (MPI
  *   calls it erroneous) is refused as both libraries refuse it for their own collective
  *   requests; the request stays. MPI_Start on an active persistent request, or on a
- *   nonblocking one, raises MPI_ERR_REQUEST through MPI_COMM_WORLD's handler, as MPICH does
- *   for its own. Orphans are the stand-ins of erroneous calls, under way with no handle.
+ *   nonblocking one, raises MPI_ERR_REQUEST through MPI_COMM_WORLD's handler, as both
+ *   libraries do for their own. Orphans are the stand-ins of erroneous calls, under way with no handle.
  * - A request keeps its communicator's team alive (rmpi_team_hold): MPI_Comm_free with
  *   requests outstanding, as MPI allows, destroys the team after the last one.
- * - Threads: under MPI_THREAD_MULTIPLE the table, the orphans and the pools are under a lock,
+ * - Threads: under MPI_THREAD_MULTIPLE the table, the orphans and the spares are under a lock,
  *   never held across an MPI or rcoll call; MPI's rule that one request is used by one thread
  *   at a time covers the rest. */
 #include <sched.h>
@@ -207,20 +208,12 @@ static void orphan_add(rmpi_plan_t *p)
 
 /* ---- handles ---- */
 
-/* An inactive persistent request of MPI for a new plan: a released plan's, or a new one (a
- * receive from rank 0 of MPI_COMM_SELF, never started. Not from MPI_PROC_NULL: in MPICH 4.0 a
- * freed persistent request on MPI_PROC_NULL makes a later persistent collective of count 0
- * hang, without rcoll too). */
-static int handle_get(MPI_Request *h)
+/* A new handle: an inactive persistent request of MPI (a receive from rank 0 of MPI_COMM_SELF,
+ * never started. Not from MPI_PROC_NULL: in MPICH 4.0 a freed persistent request on
+ * MPI_PROC_NULL makes a later persistent collective of count 0 hang, without rcoll too). A
+ * plan keeps its handle while it waits among the spares, so that a call makes none. */
+static int handle_make(MPI_Request *h)
 {
-    rmpi_nb_t *nb = rmpi_nb();
-    *h = MPI_REQUEST_NULL;
-    lock(nb);
-    if (nb->nhandles > 0)
-        *h = nb->handles[--nb->nhandles];
-    unlock(nb);
-    if (*h != MPI_REQUEST_NULL)
-        return MPI_SUCCESS;
     static char none[1];
     int rc = PMPI_Recv_init(none, 0, MPI_BYTE, 0, 0, MPI_COMM_SELF, h);
     if (rc != MPI_SUCCESS)
@@ -228,46 +221,16 @@ static int handle_get(MPI_Request *h)
     return rc;
 }
 
-/* Keeps a released plan's handle for handle_get (MPI frees it if the pool cannot grow). */
-static void handle_put(MPI_Request h)
+static void handle_free(MPI_Request *h)
 {
-    if (h == MPI_REQUEST_NULL)
-        return;
-    rmpi_nb_t *nb = rmpi_nb();
-    lock(nb);
-    if (nb->nhandles == nb->handles_cap) {
-        int cap = nb->handles_cap ? 2 * nb->handles_cap : 16;
-        MPI_Request *more = realloc(nb->handles, (size_t)cap * sizeof *more);
-        if (more != NULL) {
-            nb->handles = more;
-            nb->handles_cap = cap;
-        }
-    }
-    int kept = nb->nhandles < nb->handles_cap;
-    if (kept)
-        nb->handles[nb->nhandles++] = h;
-    unlock(nb);
-    if (!kept)
-        PMPI_Request_free(&h);
-}
-
-/* The pool's handles freed (MPI_Finalize). */
-static void handles_free(rmpi_nb_t *nb)
-{
-    lock(nb);
-    MPI_Request *h = nb->handles;
-    int n = nb->nhandles;
-    nb->handles = NULL;
-    nb->nhandles = nb->handles_cap = 0;
-    unlock(nb);
-    for (int i = 0; i < n; i++)
-        PMPI_Request_free(&h[i]);
-    free(h);
+    if (*h != MPI_REQUEST_NULL)
+        PMPI_Request_free(h);
 }
 
 /* ---- plans ---- */
 
-/* A released plan kept with its step array, cleared, or a new one. */
+/* A released plan kept with its step array and its handle, cleared, or a new one (no handle
+ * yet). */
 static rmpi_plan_t *plan_get(void)
 {
     rmpi_nb_t *nb = rmpi_nb();
@@ -276,17 +239,31 @@ static rmpi_plan_t *plan_get(void)
     if (nb->spares)
         p = nb->spare[--nb->spares];
     unlock(nb);
-    if (p == NULL)
-        return calloc(1, sizeof *p);
+    if (p == NULL) {
+        if ((p = calloc(1, sizeof *p)) != NULL)
+            p->handle = MPI_REQUEST_NULL;
+        return p;
+    }
     step_t *steps = p->steps;
     int cap = p->cap;
+    MPI_Request handle = p->handle;
     memset(p, 0, sizeof *p);
     p->steps = steps;
     p->cap = cap;
+    p->handle = handle;
     return p;
 }
 
-/* Keeps a released plan (its steps and memory already let go) for plan_get, or frees it. */
+/* A plan's own memory and handle freed. */
+static void plan_destroy(rmpi_plan_t *p)
+{
+    handle_free(&p->handle);
+    free(p->steps);
+    free(p);
+}
+
+/* Keeps a released plan (its steps and memory already let go, its handle kept) for plan_get,
+ * or destroys it. */
 static void plan_put(rmpi_plan_t *p)
 {
     rmpi_nb_t *nb = rmpi_nb();
@@ -295,10 +272,8 @@ static void plan_put(rmpi_plan_t *p)
     if (kept)
         nb->spare[nb->spares++] = p;
     unlock(nb);
-    if (!kept) {
-        free(p->steps);
-        free(p);
-    }
+    if (!kept)
+        plan_destroy(p);
 }
 
 static rmpi_plan_t *plan_new(const rmpi_call_t *c, rmpi_mode_t mode)
@@ -310,7 +285,6 @@ static rmpi_plan_t *plan_new(const rmpi_call_t *c, rmpi_mode_t mode)
     p->comm = c->comm;
     p->name = c->name;
     p->team = c->team;
-    p->handle = MPI_REQUEST_NULL;
     p->hold = rmpi_team_hold(c->comm);
     return p;
 }
@@ -510,12 +484,11 @@ static void drive(rmpi_plan_t *p)
         wait_pause(&w);
 }
 
-/* Releases a plan the program is done with: out of the table, its handle to the pool. */
+/* Releases a plan the program is done with: out of the table, and freed with its handle
+ * kept for the next call. */
 static void plan_release(rmpi_plan_t *p)
 {
     unlist(p);
-    handle_put(p->handle);
-    p->handle = MPI_REQUEST_NULL;
     plan_free(p);
 }
 
@@ -623,7 +596,7 @@ static int nb_finish(rmpi_call_t *c, int rc, MPI_Request *request)
             plan_free(p);
         return rc;
     }
-    int mpi_rc = handle_get(&p->handle);
+    int mpi_rc = p->handle != MPI_REQUEST_NULL ? MPI_SUCCESS : handle_make(&p->handle);
     if (mpi_rc != MPI_SUCCESS) {
         if (p->req && p->mode == RMPI_POST)
             orphan_add(p);
@@ -1422,16 +1395,17 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
 
 /* ---- MPI_Finalize ---- */
 
-/* The kept plans, freed (MPI_Finalize, after the last one was released). */
+/* The kept plans, freed with their handles (MPI_Finalize, after the last one was released). */
 static void spares_free(rmpi_nb_t *nb)
 {
-    lock(nb);
-    while (nb->spares) {
-        rmpi_plan_t *p = nb->spare[--nb->spares];
-        free(p->steps);
-        free(p);
+    for (;;) {
+        lock(nb);
+        rmpi_plan_t *p = nb->spares ? nb->spare[--nb->spares] : NULL;
+        unlock(nb);
+        if (p == NULL)
+            return;
+        plan_destroy(p);
     }
-    unlock(nb);
 }
 
 void rmpi_nb_finalize(void)
@@ -1439,7 +1413,6 @@ void rmpi_nb_finalize(void)
     rmpi_nb_t *nb = rmpi_nb();
     if (none_live()) {
         spares_free(nb);
-        handles_free(nb);
         return;
     }
     for (rmpi_plan_t *o = take_orphans(NULL), *next; o; o = next) {
@@ -1462,5 +1435,4 @@ void rmpi_nb_finalize(void)
         }
     }
     spares_free(nb);
-    handles_free(nb);
 }

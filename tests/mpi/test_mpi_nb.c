@@ -10,7 +10,7 @@
  *   checked whole (gaps keep their poison) with guard bytes before and after it, and every
  *   status (see `strict`).
  * - 40 small collectives outstanding at once on MPI_COMM_WORLD (more than the board's slots and
- *   the drop-in's first pooled handles), completed each of those ways in turn.
+ *   the requests the drop-in keeps), completed each of those ways in turn.
  * - A mixed array (MPI_Irecv, MPI_Iallgather, MPI_Isend of 256 KB) in one MPI_Waitall, and with
  *   MPI_Waitsome; a native send kept moving while its sender waits for a collective its
  *   receiver joins only after the receive; the deadlock pattern (rank 0 posts MPI_Ibarrier and
@@ -36,8 +36,8 @@
 #define POISON 0xEE
 #define GUARD 32 /* bytes before and after every buffer */
 #define BATCH 3
-/* Requests outstanding at once in many(): more than the board's 32 slots and the drop-in's
- * first 16 pooled handles. */
+/* Requests outstanding at once in many(): more than the board's 32 slots and the 16 released
+ * requests the drop-in keeps with their handles. */
 #define MANY 40
 
 static int wrank, wsize;
@@ -594,7 +594,8 @@ static int batches(MPI_Comm comm, int rep)
 }
 
 /* MANY small collectives outstanding at once on MPI_COMM_WORLD, completed by `method`: the
- * requests beyond the board's slots queue, the drop-in's pool of handles grows. */
+ * requests beyond the board's slots queue, those beyond the drop-in's spares make and free
+ * their handles. */
 static int many(int rep, int method)
 {
     unsigned seed = (unsigned)(wrank * 104729 + rep);

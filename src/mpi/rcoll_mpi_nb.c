@@ -1119,7 +1119,8 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
 /* ---- arrays: which entries are ours, and their outcomes ---- */
 
 typedef struct {
-    rmpi_plan_t *p; /* NULL: MPI's (native, null, or an inactive persistent one of ours) */
+    rmpi_plan_t *p; /* NULL: MPI's (native, null, an inactive persistent one of ours), or ended */
+    int ours;       /* an active request of ours when the call began */
     int done, code;
     MPI_Comm comm;
 } slot_t;
@@ -1159,6 +1160,7 @@ static int scan_init(scan_t *sc, int count, const MPI_Request reqs[])
         if (p == NULL || !p->active)
             continue;
         s->p = p;
+        s->ours = 1;
         s->comm = p->comm;
         sc->ours++;
     }
@@ -1199,23 +1201,22 @@ static void scan_wait(scan_t *sc)
 }
 
 /* After MPI's call completed the entries `which` (indices into the array; NULL: all): our
- * ones' statuses, and the errors: MPI_ERR_IN_STATUS with MPI_ERROR per status. (Only whether
- * a slot is ours is read: its plan may be released.) */
+ * ones' statuses, and the errors: MPI_ERR_IN_STATUS with MPI_ERROR per status. */
 static int scan_outcome(const scan_t *sc, int n, const int *which, MPI_Status *statuses, int rc)
 {
     int failed = -1;
     for (int j = 0; j < n; j++) {
         const slot_t *s = &sc->s[which ? which[j] : j];
-        if (s->p && statuses != MPI_STATUSES_IGNORE)
+        if (s->ours && statuses != MPI_STATUSES_IGNORE)
             coll_status(&statuses[j]);
-        if (s->p && s->code != MPI_SUCCESS && failed < 0)
+        if (s->ours && s->code != MPI_SUCCESS && failed < 0)
             failed = which ? which[j] : j;
     }
     if (failed < 0)
         return rc;
     for (int j = 0; j < n && statuses != MPI_STATUSES_IGNORE; j++) {
         const slot_t *s = &sc->s[which ? which[j] : j];
-        if (s->p)
+        if (s->ours)
             statuses[j].MPI_ERROR = s->code;
         else if (rc != MPI_ERR_IN_STATUS)
             statuses[j].MPI_ERROR = MPI_SUCCESS;
@@ -1223,13 +1224,21 @@ static int scan_outcome(const scan_t *sc, int n, const int *which, MPI_Status *s
     return raise_code(sc->s[failed].comm, MPI_ERR_IN_STATUS);
 }
 
-/* Ours that are done end: persistent ones inactive, nonblocking ones released (their entries
- * MPI_REQUEST_NULL); statuses are scan_outcome's. */
-static void scan_deactivate(const scan_t *sc, MPI_Request reqs[])
+/* A done one of ours ends (deactivate): its slot lets go of the plan, which a nonblocking
+ * request's release may have freed. Its outcome. */
+static int slot_end(slot_t *s, MPI_Request *handle, MPI_Status *status)
+{
+    rmpi_plan_t *p = s->p;
+    s->p = NULL;
+    return deactivate(p, handle, status);
+}
+
+/* Ours that are done end; statuses are scan_outcome's. */
+static void scan_deactivate(scan_t *sc, MPI_Request reqs[])
 {
     for (int i = 0; i < sc->count; i++)
-        if (sc->s[i].p && sc->s[i].done && sc->s[i].p->active)
-            deactivate(sc->s[i].p, &reqs[i], MPI_STATUS_IGNORE);
+        if (sc->s[i].p && sc->s[i].done)
+            slot_end(&sc->s[i], &reqs[i], MPI_STATUS_IGNORE);
 }
 
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
@@ -1277,10 +1286,10 @@ static int testany_once(scan_t *sc, int count, MPI_Request reqs[], int *index, i
     scan_test(sc);
     for (int i = 0; i < count; i++) {
         slot_t *s = &sc->s[i];
-        if (s->p && s->done && s->p->active) {
+        if (s->p && s->done) {
             *index = i;
             *flag = 1;
-            return raise_code(s->comm, deactivate(s->p, &reqs[i], status));
+            return raise_code(s->comm, slot_end(s, &reqs[i], status));
         }
     }
     int rc = PMPI_Testany(count, reqs, index, flag, status);
@@ -1290,7 +1299,7 @@ static int testany_once(scan_t *sc, int count, MPI_Request reqs[], int *index, i
                 *flag = 0;
         return rc;
     }
-    if (*flag && sc->s[*index].p && sc->s[*index].code != MPI_SUCCESS)
+    if (*flag && sc->s[*index].ours && sc->s[*index].code != MPI_SUCCESS)
         return raise_code(sc->s[*index].comm, sc->s[*index].code);
     return rc;
 }
@@ -1336,8 +1345,8 @@ static int testsome_once(scan_t *sc, int incount, MPI_Request reqs[], int *outco
     int k = 0, pending = 0;
     for (int i = 0; i < incount; i++) {
         slot_t *s = &sc->s[i];
-        if (s->p && s->done && s->p->active) {
-            deactivate(s->p, &reqs[i], MPI_STATUS_IGNORE);
+        if (s->p && s->done) {
+            slot_end(s, &reqs[i], MPI_STATUS_IGNORE);
             indices[k++] = i;
         } else if (s->p && !s->done) {
             pending = 1;

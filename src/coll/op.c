@@ -278,10 +278,27 @@ static void apply3(rcoll_op_t op, rcoll_dtype_t dtype, const void *x, const void
  * while every input passes over them. */
 #define FOLD_PART 8192
 
-/* out = in[0] op (in[1] op (... op in[n-1])), in that order, n > 1, out none of in[0..n-2]. */
-static void fold_part(rcoll_op_t op, rcoll_dtype_t dtype, const void *const *in, int n, void *out,
-                      size_t count)
+/* The kernels of a predefined operation on its element type; NULL for a user operation. */
+static const kernels_t *kernels_of(rcoll_op_t op, rcoll_dtype_t dtype)
 {
+    int i = rcoll_op_index(op);
+    return i == RCOLL_OPI_USER ? NULL : kernels[dtype][i];
+}
+
+/* out = in[0] op (in[1] op (... op in[n-1])), in that order, n > 1, out none of in[0..n-2];
+ * k: the operation's kernels (kernels_of), looked up once for the whole fold. */
+static void fold_part(rcoll_op_t op, const kernels_t *k, rcoll_dtype_t dtype, const void *const *in,
+                      int n, void *out, size_t count)
+{
+    if (k) {
+        if (out == in[n - 1])
+            k->two(in[n - 2], out, count);
+        else
+            k->three(in[n - 2], in[n - 1], out, count);
+        for (int j = n - 3; j >= 0; j--)
+            k->two(in[j], out, count);
+        return;
+    }
     if (out == in[n - 1])
         rcoll_op_apply(op, dtype, in[n - 2], out, count);
     else
@@ -299,7 +316,7 @@ rcoll_status_t rcoll_op_fold(rcoll_op_t op, rcoll_dtype_t dtype, const void *con
         if (in[j] == out)
             alias = j;
     if (count && alias < 0 && n > 1 && count * es <= FOLD_PART) { /* one part, no copy */
-        fold_part(op, dtype, in, n, out, count);
+        fold_part(op, kernels_of(op, dtype), dtype, in, n, out, count);
         return RCOLL_OK;
     }
     size_t part = FOLD_PART / es ? FOLD_PART / es : 1;

@@ -503,6 +503,17 @@ static bool net_arrived(shm_tl_t *s, int peer, uint64_t seq)
            atomic_load_explicit(&seen->line.value, memory_order_relaxed) >= seq;
 }
 
+/* What a rank learns from a peer's signal or publication for collective seq: it has left
+ * seq-1 (flow control for free); and this rank is no longer waiting. */
+static void heard_from(shm_tl_t *s, int peer, uint64_t seq, bool signal_or_published)
+{
+    if (s->net && is_remote(s, peer) && s->heard[peer] < seq)
+        s->heard[peer] = seq;
+    set_not_waiting(s);
+    if (signal_or_published && s->peer_done_seen[peer] + 1 < seq)
+        s->peer_done_seen[peer] = seq - 1;
+}
+
 static bool shm_test(rcoll_tl_t *tl, const rcoll_event_t *ev)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
@@ -512,14 +523,7 @@ static bool shm_test(rcoll_tl_t *tl, const rcoll_event_t *ev)
         return net_arrived(s, ev->peer, ev->seq);
     if (!rcoll_line_reached(line, target)) /* the network progresses in pause, once per pass */
         return false;
-    if (s->net && is_remote(s, ev->peer) && s->heard[ev->peer] < ev->seq)
-        s->heard[ev->peer] = ev->seq;
-    set_not_waiting(s);
-    /* A peer that signalled or published for collective seq has left seq-1: flow control for
-     * free. */
-    if ((ev->kind == RCOLL_EV_SIGNAL || ev->kind == RCOLL_EV_PUBLISHED) &&
-        s->peer_done_seen[ev->peer] + 1 < ev->seq)
-        s->peer_done_seen[ev->peer] = ev->seq - 1;
+    heard_from(s, ev->peer, ev->seq, ev->kind == RCOLL_EV_SIGNAL || ev->kind == RCOLL_EV_PUBLISHED);
     return true;
 }
 
@@ -1081,6 +1085,20 @@ static const void *shm_peek(rcoll_tl_t *tl, int peer, uint64_t seq, size_t len, 
     return is_remote(s, peer) ? NULL : local_publication(s, peer, seq) + offset;
 }
 
+/* On this node: the peer's published line of seq, raised, tells where its publication lies. */
+static const void *shm_peek_published(rcoll_tl_t *tl, int peer, uint64_t seq, size_t offset, size_t *total)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    if (is_remote(s, peer))
+        return NULL;
+    rcoll_line_t *line = &head_of(s, peer)->published[slot_of(s, seq)];
+    if (!rcoll_line_reached(line, seq))
+        return NULL;
+    heard_from(s, peer, seq, true);
+    *total = line->len;
+    return publication_of(s, peer, seq, *total) + offset;
+}
+
 /* A signal alone: on another node a failure shows in the peer's next wait (it is gone). */
 static void shm_signal(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step)
 {
@@ -1209,6 +1227,7 @@ static const rcoll_tl_ops_t shm_ops = {
     .publish = shm_publish,
     .get = shm_get,
     .peek = shm_peek,
+    .peek_published = shm_peek_published,
     .stage = shm_stage,
     .get_user = shm_get_user,
     .signal = shm_signal,

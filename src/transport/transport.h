@@ -97,6 +97,11 @@ typedef struct {
      * lie, readable until this rank leaves seq (the peer reuses its outbox only after that),
      * or NULL where the transport cannot show them in place (then get). */
     const void *(*peek)(rcoll_tl_t *tl, int peer, uint64_t seq, size_t len, size_t offset);
+    /* test, sent_len and peek of the peer's publication of seq in one step, for readers that
+     * take whole publications: where it lies from `offset` once it is there, its whole length
+     * in *total; NULL while it is not, or where the transport cannot show it in place (the
+     * caller then tests and gets). */
+    const void *(*peek_published)(rcoll_tl_t *tl, int peer, uint64_t seq, size_t offset, size_t *total);
     /* Waits for the peer's arrival, then reads len bytes at remote_offset of its advertised
      * buffer. RCOLL_ERR_UNSUPPORTED unless tl->single_copy. */
     rcoll_status_t (*get_user)(rcoll_tl_t *tl, int peer, uint64_t seq, void *dst, size_t len,

@@ -4,7 +4,8 @@
  * memory, one copy fewer than copying it out first: 10-30% faster from 16 KB to 512 KB at np=2,
  * docs/tuning.md "Reductions"); one on another node is copied into this rank's scratch (get):
  * - whole: every peer's publication (or this rank's block of it) taken as it arrives, in
- *   arrival order (the sweep);
+ *   arrival order (the sweep); on this node its arrival, length and place in one step
+ *   (transport peek_published);
  * - staged (pipelined): a rank copies its vector into its outbox in parts of 8 KB and signals
  *   each part to its readers (transport stage + signal, as bcast direct_read's root); a reader
  *   takes part i of every peer and folds it (rank order, coll/reduce.h) while the peers

@@ -391,7 +391,10 @@ static bool core_mate_needs_cpu(shm_tl_t *s, rcoll_line_t *line, uint64_t target
     set_waiting_for(s, line, target);
     for (int i = 0; i < t->local_size; i++) {
         area_head_t *h = head_of(s, t->local_ranks[i]);
-        if (h == me || atomic_load_explicit(&h->where.cpu, memory_order_relaxed) != cpu)
+        int32_t its = atomic_load_explicit(&h->where.cpu, memory_order_relaxed);
+        /* A rank whose core is not known yet (a new team: it has not entered a collective)
+         * may be on mine. */
+        if (h == me || (its != 0 && its != cpu))
             continue;
         if (atomic_load_explicit(&h->arrival[slot_of(s, *t->seq)].value, memory_order_relaxed) < *t->seq ||
             mate_can_proceed(s, h))

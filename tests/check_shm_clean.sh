@@ -6,10 +6,15 @@
 set -u
 matrix="$1"
 failure="$(dirname "$matrix")/test_failure"
-"$matrix" --quick --np 3,5 --coll allgather >/dev/null || { echo "matrix run failed"; exit 1; }
-# The failure test's cases for a collective of each kind (the whole of it runs as peer_failure).
-[ -x "$failure" ] && { TEST_COLL=barrier,allgather,bcast,alltoallv "$failure" >/dev/null ||
-    { echo "failure test failed"; exit 1; }; }
+# Both kinds of segment: memfd (the default: never in /dev/shm) and POSIX (RCOLL_SHM=posix,
+# also the fallback where a rank cannot open its leader's memfd).
+for shm in memfd posix; do
+    RCOLL_SHM=$shm "$matrix" --quick --np 3,5 --coll allgather >/dev/null ||
+        { echo "matrix run failed (RCOLL_SHM=$shm)"; exit 1; }
+    # The failure test's cases for a collective of each kind (the whole of it runs as peer_failure).
+    [ -x "$failure" ] && { RCOLL_SHM=$shm TEST_COLL=barrier,allgather,bcast,alltoallv "$failure" >/dev/null ||
+        { echo "failure test failed (RCOLL_SHM=$shm)"; exit 1; }; }
+done
 left=0
 for f in /dev/shm/rcoll-*; do
     [ -e "$f" ] || continue

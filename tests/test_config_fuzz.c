@@ -69,6 +69,8 @@ static const char *const progs[] = {"caller", "thread"};
 static const int prog_values[] = {0, 1};
 static const char *const nbalgos[] = {"pairs", "binomial_forward"};
 static const int nbalgo_values[] = {0, 1};
+static const char *const shms[] = {"memfd", "posix"};
+static const int shm_values[] = {0, 1};
 static const char *const repros[] = {"0", "1"};
 static const int repro_values[] = {0, 1};
 static const char *const depths[] = {"2", "4", "8", "16", "32", "64"};
@@ -84,6 +86,8 @@ static const var_t fixed_vars[] = {
      .values = log_values, .count = 4},
     {.name = "RCOLL_CMA", .kind = K_CHOICE, FIELD(cma, F_INT), .names = cmas,
      .values = cma_values, .count = 4},
+    {.name = "RCOLL_SHM", .kind = K_CHOICE, FIELD(shm_posix, F_INT), .names = shms,
+     .values = shm_values, .count = 2},
     {.name = "RCOLL_UCX_PUT", .kind = K_CHOICE, FIELD(ucx_put, F_INT), .names = puts_,
      .values = put_values, .count = 3},
     {.name = "RCOLL_PROGRESS", .kind = K_CHOICE, FIELD(progress_thread, F_INT), .names = progs,

@@ -127,6 +127,7 @@ static rcoll_status_t read_choices(rcoll_config_t *cfg, char *err, size_t err_le
     static const char *const progress[] = {"caller", "thread"};
     static const char *const nb_algos[] = {"pairs", "binomial_forward"};
     static const char *const repro[] = {"0", "1"};
+    static const char *const shms[] = {"memfd", "posix"};
     static const char *const depths[] = {"2", "4", "8", "16", "32", "64"};
     int c;
     rcoll_status_t st = read_choice("RCOLL_WAIT", waits, 4, "spin, yield, block or auto", &c, err, err_len);
@@ -138,6 +139,9 @@ static rcoll_status_t read_choices(rcoll_config_t *cfg, char *err, size_t err_le
     if (st == RCOLL_OK && (st = read_choice("RCOLL_CMA", cmas, 4, "0, off, 1 or auto", &c, err,
                                             err_len)) == RCOLL_OK && c >= 0)
         cfg->cma = c < 2 ? RCOLL_CMA_AUTO : RCOLL_CMA_OFF;
+    if (st == RCOLL_OK && (st = read_choice("RCOLL_SHM", shms, 2, "memfd or posix", &c, err,
+                                            err_len)) == RCOLL_OK && c >= 0)
+        cfg->shm_posix = c;
     if (st == RCOLL_OK && (st = read_choice("RCOLL_UCX_PUT", puts, 3, "am, rma or auto", &c, err,
                                             err_len)) == RCOLL_OK && c >= 0)
         cfg->ucx_put = (rcoll_ucx_put_t)c;

@@ -79,6 +79,7 @@ typedef struct {
     int reg_cache;                   /* RCOLL_REG_CACHE: registrations kept (LRU; 0: none) */
     rcoll_log_level_t log_level;     /* RCOLL_LOG=error|warn|info|debug */
     rcoll_cma_mode_t cma;            /* RCOLL_CMA=0 forces the copy-through-shm fallback */
+    int shm_posix;                   /* RCOLL_SHM=posix: node segments in /dev/shm, not memfd */
     rcoll_ucx_put_t ucx_put;         /* RCOLL_UCX_PUT=am|rma|auto: single copies to other nodes */
     int nb_slots;                    /* RCOLL_NB_SLOTS: outstanding nonblocking calls per team on
                                       * the board (0: no board, caller-driven engine) */

@@ -34,8 +34,14 @@
  * it out while it waits (its wait runs the transport's progress). A single-copy read
  * (get_user, process_vm_readv from the address a peer advertised) exists only with CMA.
  *
- * The segment is created by the node's first rank, mapped by the others and unlinked as soon as
- * everyone has mapped it, so nothing is left in /dev/shm even if a process is killed later. */
+ * The segment is created by the node's first rank and mapped by the others. It is an anonymous
+ * memory file (memfd) that the others open through /proc/<pid>/fd of its creator: no /dev/shm
+ * space (a container's is often 64 MB, and a page touched past it raised SIGBUS in the middle of
+ * a collective), nothing ever left there, its pages taken as touched. Where a peer cannot open
+ * it (a /proc that hides it), every rank of the node retries with a POSIX segment in /dev/shm
+ * whose pages are reserved at creation (posix_fallocate: a full /dev/shm fails the team's
+ * creation, and the caller, the MPI drop-in say, runs the communicator without rcoll, instead
+ * of a bus error later), unlinked as soon as everyone has mapped it. */
 #include "transport/node.h"
 
 #include <errno.h>
@@ -140,6 +146,7 @@ typedef struct {
     uint64_t *sent_seq;       /* per team rank: the call of sent_bytes (see sent_len) */
     uint64_t *sent_bytes;     /* ... bytes put to it since my last signal to it in that call */
     int my_index;
+    int memfd; /* the leader's segment file until every rank has mapped it, or -1 */
     volatile uint64_t cma_probe;
 } shm_tl_t;
 
@@ -1208,6 +1215,8 @@ static void shm_destroy(rcoll_tl_t *tl)
     free(s->heard);
     if (s->seg)
         munmap(s->seg, s->seg_bytes);
+    if (s->memfd >= 0)
+        close(s->memfd);
     free(s->area);
     free(s->peer_done_seen);
     free(s->bounce_sent);
@@ -1251,6 +1260,7 @@ typedef struct {
 typedef struct {
     int32_t status;
     int32_t cma_ok;
+    int32_t memfd_refused; /* status is the failed open of the leader's memfd */
 } shm_answer_t;
 
 /* Every area has the same layout on every node (ranks on other nodes address it by offset). */
@@ -1295,27 +1305,60 @@ static void layout(shm_tl_t *s, const rcoll_view_t *t, size_t inbox_bytes)
     s->seg_bytes += (s->board_bytes + 4095) & ~(size_t)4095;
 }
 
-static int create_segment(shm_tl_t *s, char *name, size_t name_len)
+/* The memory file of a new segment (memfd, or POSIX when `posix`), its size set; its name for
+ * the others in `name`: /proc/<pid>/fd/<fd>, or the POSIX name. */
+static int segment_file(shm_tl_t *s, bool posix, char *name, size_t name_len)
 {
     const rcoll_view_t *t = s->v;
-    snprintf(name, name_len, "/rcoll-%d-%u-%llx", (int)getpid(), t->serial,
-             (unsigned long long)(rcoll_now_ns() & 0xffffffffffull));
-    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-    if (fd < 0)
-        return -errno;
-    int err = 0;
-    if (ftruncate(fd, (off_t)s->seg_bytes) != 0)
-        err = -errno;
-    if (!err) {
-        s->seg = mmap(NULL, s->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (s->seg == MAP_FAILED) {
-            s->seg = NULL;
-            err = -errno;
-        }
+    int fd = -1, err;
+    if (!posix) {
+        snprintf(name, name_len, "rcoll-%u", t->serial);
+        fd = memfd_create(name, MFD_CLOEXEC);
+        if (fd < 0)
+            return -errno;
+        snprintf(name, name_len, "/proc/%d/fd/%d", (int)getpid(), fd);
+        if (ftruncate(fd, (off_t)s->seg_bytes) == 0)
+            return fd;
+    } else {
+        snprintf(name, name_len, "/rcoll-%d-%u-%llx", (int)getpid(), t->serial,
+                 (unsigned long long)(rcoll_now_ns() & 0xffffffffffull));
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd < 0)
+            return -errno;
+        /* posix_fallocate returns the error itself (not in errno). */
+        if ((err = posix_fallocate(fd, 0, (off_t)s->seg_bytes)) == 0)
+            return fd;
+        errno = err;
     }
+    err = -errno;
     close(fd);
-    if (err) {
+    if (posix)
         shm_unlink(name);
+    return err;
+}
+
+/* The leader's segment: a memfd kept open until every rank has mapped it (s->memfd), else
+ * (posix, or no memfd here) a POSIX one. */
+static int create_segment(shm_tl_t *s, bool posix, char *name, size_t name_len)
+{
+    int fd = segment_file(s, posix, name, name_len);
+    if (fd < 0 && !posix) /* no memfd here (an old kernel, a seccomp filter): POSIX at once */
+        fd = segment_file(s, posix = true, name, name_len);
+    if (fd < 0)
+        return fd;
+    int err = 0;
+    s->seg = mmap(NULL, s->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (s->seg == MAP_FAILED) {
+        s->seg = NULL;
+        err = -errno;
+    }
+    if (err || posix)
+        close(fd);
+    else
+        s->memfd = fd;
+    if (err) {
+        if (posix)
+            shm_unlink(name);
         return err;
     }
     shm_header_t *h = (shm_header_t *)(void *)s->seg;
@@ -1326,9 +1369,15 @@ static int create_segment(shm_tl_t *s, char *name, size_t name_len)
     return 0;
 }
 
+/* Whether a segment's name is the path of its creator's memfd. */
+static bool is_memfd_name(const char *name)
+{
+    return strncmp(name, "/proc/", 6) == 0;
+}
+
 static int map_segment(shm_tl_t *s, const char *name)
 {
-    int fd = shm_open(name, O_RDWR, 0600);
+    int fd = is_memfd_name(name) ? open(name, O_RDWR | O_CLOEXEC) : shm_open(name, O_RDWR, 0600);
     if (fd < 0)
         return -errno;
     s->seg = mmap(NULL, s->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -1366,18 +1415,31 @@ static rcoll_status_t exchange(const rcoll_oob_t *oob, const void *mine, void *a
     return oob->allgather(mine, all, len, oob->coll_info) == 0 ? RCOLL_OK : RCOLL_ERR_BOOTSTRAP;
 }
 
-static rcoll_status_t agree(shm_tl_t *s, const rcoll_oob_t *oob, int my_status, int cma_ok,
-                            char *leader_name, bool leader)
+/* Every rank's outcome, alike on all: RCOLL_OK, or the first failure; *retry when every
+ * failure was a peer that could not open its leader's memfd (all then try a POSIX segment). */
+static rcoll_status_t agree(shm_tl_t *s, const rcoll_oob_t *oob, shm_answer_t mine,
+                            char *leader_name, bool leader, bool *retry)
 {
     const rcoll_view_t *t = s->v;
-    shm_answer_t mine = {my_status, cma_ok}, *all = calloc((size_t)t->size, sizeof *all);
+    shm_answer_t *all = calloc((size_t)t->size, sizeof *all);
+    *retry = false;
     if (!all)
         return RCOLL_ERR_NOMEM;
     rcoll_status_t st = exchange(oob, &mine, all, sizeof mine);
-    if (leader && leader_name[0])
-        shm_unlink(leader_name); /* everyone has mapped it (or given up): nothing stays behind */
+    /* Everyone has mapped it (or given up): nothing stays behind. */
+    if (s->memfd >= 0)
+        close(s->memfd);
+    s->memfd = -1;
+    if (leader && leader_name[0] && !is_memfd_name(leader_name))
+        shm_unlink(leader_name);
     s->base.single_copy = true;
+    bool refused = false, other = false;
     for (int r = 0; st == RCOLL_OK && r < t->size; r++) {
+        refused |= all[r].status && all[r].memfd_refused;
+        other |= all[r].status && !all[r].memfd_refused;
+    }
+    *retry = st == RCOLL_OK && refused && !other;
+    for (int r = 0; st == RCOLL_OK && !*retry && r < t->size; r++) {
         if (all[r].status)
             st = rcoll_view_error(t, RCOLL_ERR_SYSTEM, "shm transport: rank %d could not set up "
                                   "shared memory: %s", r, strerror(-all[r].status));
@@ -1385,6 +1447,8 @@ static rcoll_status_t agree(shm_tl_t *s, const rcoll_oob_t *oob, int my_status, 
             s->base.single_copy = false;
     }
     free(all);
+    if (*retry)
+        return RCOLL_OK;
     if (!s->base.single_copy) /* chunks arrive on lines nobody sleeps on: sleep in short slices */
         s->base.block_slice_ns = 200 * 1000;
     /* A team on one node of a context whose other teams span nodes (a node team): its sleepers
@@ -1416,10 +1480,9 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
     }
     int err = (!s || !offers || !s->area || !s->peer_done_seen || !s->bounce_sent || !s->sent_seq ||
                (t->node_count > 1 && (!s->adv_seen || !s->heard))) ? -ENOMEM : 0;
-    shm_offer_t mine = {{0}, err, 0};
-    char created[64] = "";
     bool leader = t->local_rank == 0;
     if (s) {
+        s->memfd = -1;
         s->base.ops = &shm_ops;
         s->base.wait = t->wait;
         s->base.pull_reader = RCOLL_PULL_EVERY;
@@ -1433,39 +1496,53 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
         s->v = t;
         s->my_index = t->local_rank;
         s->cma_probe = SHM_MAGIC;
-        mine.probe_addr = (uint64_t)(uintptr_t)&s->cma_probe;
         layout(s, t, t->cfg->inbox_bytes);
-        if (!err && leader && (err = create_segment(s, created, sizeof created)) == 0)
+    }
+    rcoll_status_t st;
+    bool retry = false, posix = t->cfg->shm_posix;
+    do { /* a memfd, then (a peer could not open it) a POSIX segment */
+        shm_offer_t mine = {{0}, err, s ? (uint64_t)(uintptr_t)&s->cma_probe : 0};
+        char created[64] = "";
+        if (s && !err && leader && (mine.status = create_segment(s, posix, created, sizeof created)) == 0)
             memcpy(mine.name, created, sizeof created);
-        mine.status = err;
-    }
-    rcoll_status_t st = exchange(oob, &mine, offers, sizeof mine);
-    if (st != RCOLL_OK) {
-        if (created[0])
-            shm_unlink(created);
-        shm_destroy(s ? &s->base : NULL);
-        free(offers);
-        return rcoll_view_error(t, st, "shm transport: out-of-band exchange failed");
-    }
-    if (!s) { /* still take part in the last exchange, so the others see why and give up */
-        shm_answer_t *all = (shm_answer_t *)(void *)offers, nomem = {-ENOMEM, 0};
-        exchange(oob, &nomem, all, sizeof nomem);
-        free(offers);
-        return rcoll_view_error(t, RCOLL_ERR_NOMEM, "shm transport: out of memory");
-    }
-    const shm_offer_t *lead = &offers[t->local_ranks[0]];
-    if (!err && lead->status)
-        err = lead->status;
-    if (!err && !leader)
-        err = map_segment(s, lead->name);
-    int cma_ok = 0;
-    if (!err) {
-        for (int i = 0; i < t->local_size; i++)
-            s->area[i] = s->seg + SHM_HEADER_BYTES + (size_t)i * s->area_bytes;
-        cma_ok = probe_cma(s, offers);
-    }
+        st = exchange(oob, &mine, offers, sizeof mine);
+        if (st != RCOLL_OK) {
+            if (created[0] && !is_memfd_name(created))
+                shm_unlink(created);
+            shm_destroy(s ? &s->base : NULL);
+            free(offers);
+            return rcoll_view_error(t, st, "shm transport: out-of-band exchange failed");
+        }
+        if (!s) { /* still take part in the last exchange, so the others see why and give up */
+            shm_answer_t *all = (shm_answer_t *)(void *)offers, nomem = {-ENOMEM, 0, 0};
+            exchange(oob, &nomem, all, sizeof nomem);
+            free(offers);
+            return rcoll_view_error(t, RCOLL_ERR_NOMEM, "shm transport: out of memory");
+        }
+        const shm_offer_t *lead = &offers[t->local_ranks[0]];
+        shm_answer_t answer = {mine.status, 0, 0};
+        if (!answer.status && lead->status)
+            answer.status = lead->status;
+        if (!answer.status && !leader) {
+            answer.status = map_segment(s, lead->name);
+            answer.memfd_refused = answer.status && is_memfd_name(lead->name) && !s->seg;
+        }
+        if (!answer.status) {
+            for (int i = 0; i < t->local_size; i++)
+                s->area[i] = s->seg + SHM_HEADER_BYTES + (size_t)i * s->area_bytes;
+            answer.cma_ok = probe_cma(s, offers);
+        }
+        st = agree(s, oob, answer, created, leader, &retry);
+        if (retry && s->seg) { /* every rank again, with a POSIX segment */
+            munmap(s->seg, s->seg_bytes);
+            s->seg = NULL;
+        }
+        if (retry && leader)
+            rcoll_view_log(t, RCOLL_LOG_INFO, "shm transport: a rank could not open its node "
+                           "leader's memfd (/proc/<pid>/fd): a POSIX segment in /dev/shm instead");
+        posix = true; /* a POSIX segment's failures are never retried */
+    } while (retry);
     free(offers);
-    st = agree(s, oob, err, cma_ok, created, leader);
     if (st == RCOLL_OK && s->base.single_copy && s->board_bytes) /* alike on every rank */
         s->base.board = rcoll_board_attach(t, s->seg + s->off_board, (unsigned)t->cfg->nb_slots,
                                            board_areas(t->cfg), t->cfg->nb_inline);

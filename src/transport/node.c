@@ -51,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <sched.h>
@@ -1260,7 +1261,7 @@ typedef struct {
 typedef struct {
     int32_t status;
     int32_t cma_ok;
-    int32_t memfd_refused; /* status is the failed open of the leader's memfd */
+    int32_t memfd_refused; /* status is a failure to open or map the leader's memfd */
 } shm_answer_t;
 
 /* Every area has the same layout on every node (ranks on other nodes address it by offset). */
@@ -1380,6 +1381,13 @@ static int map_segment(shm_tl_t *s, const char *name)
     int fd = is_memfd_name(name) ? open(name, O_RDWR | O_CLOEXEC) : shm_open(name, O_RDWR, 0600);
     if (fd < 0)
         return -errno;
+    /* Not the segment (another process's file where the creator's pid means another process,
+     * as across PID namespaces): a file of another size would raise SIGBUS when read. */
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size != s->seg_bytes) {
+        close(fd);
+        return -EPROTO;
+    }
     s->seg = mmap(NULL, s->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     int err = s->seg == MAP_FAILED ? -errno : 0;
     close(fd);
@@ -1525,7 +1533,7 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
             answer.status = lead->status;
         if (!answer.status && !leader) {
             answer.status = map_segment(s, lead->name);
-            answer.memfd_refused = answer.status && is_memfd_name(lead->name) && !s->seg;
+            answer.memfd_refused = answer.status && is_memfd_name(lead->name);
         }
         if (!answer.status) {
             for (int i = 0; i < t->local_size; i++)

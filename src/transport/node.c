@@ -282,17 +282,19 @@ static rcoll_status_t net_post(shm_tl_t *s, int peer, size_t line_off, uint64_t 
 /* The peer's advertisement for seq, fetched (or the copy a poll brought). */
 static rcoll_status_t net_advert(shm_tl_t *s, int peer, uint64_t seq, const rcoll_net_advert_t **out);
 
-/* Copy into a peer-visible slot. From 16 KB on with non-temporal stores where the CPU has them:
- * a peer read these lines in the last call, and taking each back (read for ownership) made the
- * writer's copy of 64 KB take 28 us instead of 3.3 us on the 2-core test machine. Below, plain
- * stores win: the reader then finds the lines in the writer's cache rather than in memory
- * (rcoll-bench np=2, 4-8 KB: 0.2-0.5x native with the switch at 16 KB, 0.4-1.3x at 4 KB; the
- * same from 16 KB on). glibc's memcpy switches to such stores by itself only near 1 MB. The
- * sfence orders them before the signal that follows. */
-static void copy_out(void *dst, const void *src, size_t len)
+/* Copy into a peer-visible slot. From 16 KB on with non-temporal stores where the CPU has them
+ * (copy_out; `stream`): a peer read these lines in the last call, and taking each back (read
+ * for ownership) made the writer's copy of 64 KB take 28 us instead of 3.3 us on the 2-core test
+ * machine. Below, plain stores win: the reader then finds the lines in the writer's cache rather
+ * than in memory (rcoll-bench np=2, 4-8 KB: 0.2-0.5x native with the switch at 16 KB, 0.4-1.3x
+ * at 4 KB; the same from 16 KB on). A publication staged in parts goes by its whole size: its
+ * 8 KB parts in plain stores put reduce 16 KB-1 MB at 1.0-2.0x native in most runs of a
+ * sequence (docs/tuning.md, "Reductions"). glibc's memcpy switches to such stores by itself
+ * only near 1 MB. The sfence orders them before the signal that follows. */
+static void copy_stream(void *dst, const void *src, size_t len, bool stream)
 {
 #if defined(__SSE2__)
-    if (len >= 16 * 1024) {
+    if (stream && len >= 1024) { /* (a few lines: plain stores) */
         unsigned char *d = dst;
         const unsigned char *s = src;
         size_t head = (16 - ((uintptr_t)d & 15)) & 15;
@@ -313,7 +315,13 @@ static void copy_out(void *dst, const void *src, size_t len)
         return;
     }
 #endif
+    (void)stream;
     memcpy(dst, src, len);
+}
+
+static void copy_out(void *dst, const void *src, size_t len)
+{
+    copy_stream(dst, src, len, len >= 16 * 1024);
 }
 
 /* ---- waiting ---- */
@@ -1054,7 +1062,8 @@ static rcoll_status_t shm_stage(rcoll_tl_t *tl, uint64_t seq, const void *src, s
         head_of(s, s->v->rank)->published[slot_of(s, seq)].len = (uint32_t)total;
         s->pulled_seq = seq;
     }
-    copy_out(publication_of(s, s->v->rank, seq, total) + offset, src, len);
+    /* By the whole publication's size: its readers took these lines in the last call. */
+    copy_stream(publication_of(s, s->v->rank, seq, total) + offset, src, len, total >= 16 * 1024);
     return RCOLL_OK;
 }
 

@@ -421,14 +421,15 @@ static _Thread_local struct {
 
 int rmpi_red_route(long long count, MPI_Datatype type, MPI_Op op, rmpi_red_t *r)
 {
+    /* (the null handles are never kept: a match is a real pair) */
+    if (count != 0 && last_red.set && last_red.type == type && last_red.op == op) {
+        *r = last_red.r;
+        return 1;
+    }
     memset(r, 0, sizeof *r);
     r->type = type;
     if (count == 0 || type == MPI_DATATYPE_NULL || op == MPI_OP_NULL)
         return 0;
-    if (last_red.set && last_red.type == type && last_red.op == op) {
-        *r = last_red.r;
-        return 1;
-    }
     r->op = predefined_op(op);
     if (r->op != NULL) {
         size_t mult = 1;

@@ -282,6 +282,8 @@ static rcoll_status_t net_post(shm_tl_t *s, int peer, size_t line_off, uint64_t 
 /* The peer's advertisement for seq, fetched (or the copy a poll brought). */
 static rcoll_status_t net_advert(shm_tl_t *s, int peer, uint64_t seq, const rcoll_net_advert_t **out);
 
+#define STREAM_MIN (16 * 1024) /* bytes of a publication from which its copy streams */
+
 /* Copy into a peer-visible slot. From 16 KB on with non-temporal stores where the CPU has them
  * (copy_out; `stream`): a peer read these lines in the last call, and taking each back (read
  * for ownership) made the writer's copy of 64 KB take 28 us instead of 3.3 us on the 2-core test
@@ -321,7 +323,7 @@ static void copy_stream(void *dst, const void *src, size_t len, bool stream)
 
 static void copy_out(void *dst, const void *src, size_t len)
 {
-    copy_stream(dst, src, len, len >= 16 * 1024);
+    copy_stream(dst, src, len, len >= STREAM_MIN);
 }
 
 /* ---- waiting ---- */
@@ -1063,7 +1065,7 @@ static rcoll_status_t shm_stage(rcoll_tl_t *tl, uint64_t seq, const void *src, s
         s->pulled_seq = seq;
     }
     /* By the whole publication's size: its readers took these lines in the last call. */
-    copy_stream(publication_of(s, s->v->rank, seq, total) + offset, src, len, total >= 16 * 1024);
+    copy_stream(publication_of(s, s->v->rank, seq, total) + offset, src, len, total >= STREAM_MIN);
     return RCOLL_OK;
 }
 

@@ -43,6 +43,16 @@ static rcoll_region_t region(const void *base, size_t off, size_t len)
     return g;
 }
 
+/* The allgathers' own block as peers read it: from the send buffer, or in place from the receive
+ * buffer. Not from the receive buffer's copy of it: a peer that read those lines leaves them
+ * shared in its cache, and the next start's own copy, storing into them, then pays a cross-core
+ * invalidation per line (rep movsb 6x slower: persistent allgather of 128 KB at np=2 took 2x
+ * the blocking call; docs/tuning.md, "Nonblocking collectives"). */
+static rcoll_region_t own_region(const rcoll_args_t *a, size_t off, size_t len)
+{
+    return a->sendbuf == RCOLL_IN_PLACE ? region(a->recvbuf, off, len) : region(a->sendbuf, 0, len);
+}
+
 void rcoll_nb_regions(const struct rcoll_request *r, int peer, rcoll_region_t *send, rcoll_region_t *recv)
 {
     const rcoll_args_t *a = &r->args;
@@ -55,7 +65,7 @@ void rcoll_nb_regions(const struct rcoll_request *r, int peer, rcoll_region_t *s
         return;
     switch (r->call.coll) {
     case RCOLL_COLL_ALLGATHER:
-        *send = region(a->recvbuf, (size_t)me * m, m); /* its own block already sits there */
+        *send = own_region(a, (size_t)me * m, m);
         *recv = region(a->recvbuf, (size_t)peer * m, m);
         break;
     case RCOLL_COLL_ALLTOALL:
@@ -81,7 +91,7 @@ void rcoll_nb_regions(const struct rcoll_request *r, int peer, rcoll_region_t *s
             *recv = region(a->recvbuf, 0, m);
         break;
     case RCOLL_COLL_ALLGATHERV:
-        *send = region(a->recvbuf, a->rdispls[me], a->rcounts[me]);
+        *send = own_region(a, a->rdispls[me], a->rcounts[me]);
         *recv = region(a->recvbuf, a->rdispls[peer], a->rcounts[peer]);
         break;
     case RCOLL_COLL_ALLTOALLV:

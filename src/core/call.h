@@ -27,14 +27,15 @@ typedef struct {
 
 typedef enum { RCOLL_CALL_SKIP, RCOLL_CALL_PASS, RCOLL_CALL_RUN } rcoll_call_verdict_t;
 
-/* A request's side of the preparation (a blocking call passes NULL): the buffer of its own,
- * grown as needed, where an in-place alltoall(v) keeps its copy of the send data (a blocking
- * call uses the team's scratch slot); and the rank's own block the preparation moved locally
+/* A request's side of the preparation (a blocking call passes one with `scratch` set, or NULL):
+ * the buffer of its own, grown as needed, where an in-place alltoall(v) keeps its copy of the
+ * send data (a blocking call uses the team's scratch slot); and the rank's own block the preparation moved locally
  * (to, from, len; len 0 for none), which a persistent request's later starts move again without
  * preparing anew (rcoll_call_restart). */
 typedef struct {
     void *buf;
     size_t bytes;
+    bool scratch;  /* a blocking call's record: an in-place copy goes to the team's scratch */
     void *own_to;
     const void *own_from;
     size_t own_len;
@@ -47,6 +48,13 @@ rcoll_status_t rcoll_call_prepare(struct rcoll_team *t, const rcoll_call_t *c, r
 /* A later start of a prepared persistent call (its checks and arguments hold: the same buffers
  * and counts): the local part alone, the own block moved again. */
 void rcoll_call_restart(const rcoll_call_copy_t *copy);
+/* A call whose preparation a later call that is the same can replay (rcoll_call_restart on
+ * the arguments it produced): it runs, has no count arrays (whose contents may change) and makes
+ * no copy of its send data. */
+bool rcoll_call_replayable(const rcoll_call_t *c, rcoll_call_verdict_t verdict);
+/* Whether b is a, a replayable call: the same collective, buffers, sizes, root, type and
+ * operation, without count arrays. */
+bool rcoll_call_same(const rcoll_call_t *a, const rcoll_call_t *b);
 /* The checks of a reduction's call only (a request made for it checks it once); RCOLL_OK for
  * a good call. */
 rcoll_status_t rcoll_call_check(struct rcoll_team *t, const rcoll_call_t *c);

@@ -77,7 +77,7 @@ static rcoll_status_t verdict(rcoll_call_verdict_t *v, rcoll_call_verdict_t what
 /* The in-place copy's buffer: the team's scratch slot (blocking) or the request's own. */
 static void *inplace_copy(struct rcoll_team *t, rcoll_call_copy_t *cp, size_t bytes)
 {
-    if (!cp)
+    if (!cp || cp->scratch)
         return rcoll_team_tmp(t, RCOLL_TMP_INPLACE, bytes);
     if (bytes > cp->bytes) {
         void *p = realloc(cp->buf, bytes);
@@ -481,6 +481,60 @@ rcoll_status_t rcoll_call_prepare(struct rcoll_team *t, const rcoll_call_t *c, r
     return prep[c->coll](t, c, a, cp, v);
 }
 
+/* The last blocking call a team prepared that can be replayed: the same call again (a loop
+ * over the same buffers and sizes, most programs' pattern) skips its checks and the set-up of
+ * its arguments, which would come out the same; its own block is moved again. Not kept: calls
+ * with count arrays (the caller may change their contents), an in-place alltoall(v) (its copy
+ * of the send data is made anew), calls that skip or pass. docs/tuning.md, "A call like the
+ * last one". */
+struct rcoll_call_cache {
+    bool valid;
+    rcoll_call_t call;
+    rcoll_args_t args;
+    rcoll_call_copy_t own;
+};
+
+bool rcoll_call_same(const rcoll_call_t *a, const rcoll_call_t *b)
+{
+    return a->coll == b->coll && a->sendbuf == b->sendbuf && a->recvbuf == b->recvbuf &&
+           a->bytes == b->bytes && a->root == b->root && a->dtype == b->dtype && a->op == b->op &&
+           !b->scounts && !b->sdispls && !b->rcounts && !b->rdispls;
+}
+
+bool rcoll_call_replayable(const rcoll_call_t *c, rcoll_call_verdict_t v)
+{
+    bool inplace_copy = (c->coll == RCOLL_COLL_ALLTOALL || c->coll == RCOLL_COLL_ALLTOALLV) &&
+                        c->sendbuf == RCOLL_IN_PLACE;
+    return v == RCOLL_CALL_RUN && !inplace_copy && !c->scounts && !c->sdispls && !c->rcounts &&
+           !c->rdispls;
+}
+
+/* Prepares c (or replays the team's last preparation of the same call) into *a and *v. */
+static rcoll_status_t prepare_blocking(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
+                                       rcoll_call_verdict_t *v)
+{
+    struct rcoll_call_cache *k = t->call_cache;
+    if (k && k->valid && rcoll_call_same(&k->call, c)) {
+        *a = k->args;
+        *v = RCOLL_CALL_RUN;
+        rcoll_call_restart(&k->own);
+        return RCOLL_OK;
+    }
+    rcoll_call_copy_t own = {.scratch = true};
+    rcoll_status_t st = rcoll_call_prepare(t, c, a, &own, v);
+    if (!k && st == RCOLL_OK && rcoll_call_replayable(c, *v))
+        k = t->call_cache = calloc(1, sizeof *k); /* no memory: no replay, nothing else lost */
+    if (k) {
+        k->valid = st == RCOLL_OK && rcoll_call_replayable(c, *v);
+        if (k->valid) {
+            k->call = *c;
+            k->args = *a;
+            k->own = own;
+        }
+    }
+    return st;
+}
+
 rcoll_status_t rcoll_call_blocking(struct rcoll_team *t, const rcoll_call_t *c)
 {
     if (!t)
@@ -490,7 +544,7 @@ rcoll_status_t rcoll_call_blocking(struct rcoll_team *t, const rcoll_call_t *c)
         return st;
     rcoll_args_t a;
     rcoll_call_verdict_t v;
-    st = rcoll_call_prepare(t, c, &a, NULL, &v);
+    st = prepare_blocking(t, c, &a, &v);
     if (st != RCOLL_OK)
         return st;
     if (v == RCOLL_CALL_SKIP)

@@ -102,16 +102,28 @@ static void release(struct rcoll_request *r)
         free(r);
 }
 
-static struct rcoll_request *request_new(rcoll_nb_team_t *nb)
+/* A request for call c: a pooled one as calloc's, but the team and the call, which make() sets,
+ * and the call's arguments, which a start prepares whole. A pooled request that last ran the same
+ * call (a loop posting the same collective on the same buffers) keeps its preparation too, as a
+ * persistent request does: its start replays it (docs/tuning.md, "A call like the last one"). */
+static struct rcoll_request *request_new(rcoll_nb_team_t *nb, const rcoll_call_t *c)
 {
     if (!nb->pooled)
         return calloc(1, sizeof(struct rcoll_request));
     struct rcoll_request *r = nb->pool[--nb->pooled];
-    /* As calloc's, but the team and the call, which make() sets, and the call's arguments,
-     * which every start prepares whole. */
+    bool keep = r->replay && rcoll_call_same(&r->call, c);
+    const struct rcoll_nb_algo *algo = r->algo;
+    rcoll_call_verdict_t verdict = r->verdict;
+    rcoll_call_copy_t own = r->copy;
     memset(&r->arrays, 0, offsetof(struct rcoll_request, args) - offsetof(struct rcoll_request, arrays));
     memset((char *)r + offsetof(struct rcoll_request, args) + sizeof r->args, 0,
            sizeof *r - offsetof(struct rcoll_request, args) - sizeof r->args);
+    if (keep) { /* its copy.buf is NULL: a replayable call makes no copy */
+        r->algo = algo;
+        r->verdict = verdict;
+        r->copy = own;
+        r->prepared = r->replay = true;
+    }
     return r;
 }
 
@@ -295,6 +307,7 @@ static rcoll_status_t prepare_start(struct rcoll_request *r)
     r->args.root = r->call.root;
     r->algo = choose_nb(t, r->call.coll);
     r->prepared = r->persistent && r->verdict == RCOLL_CALL_RUN && !r->copy.buf && !r->red;
+    r->replay = !r->persistent && !r->red && rcoll_call_replayable(&r->call, r->verdict);
     return RCOLL_OK;
 }
 
@@ -463,7 +476,7 @@ static rcoll_status_t make(rcoll_team_t *t, const rcoll_call_t *c, bool persiste
         return RCOLL_ERR_INVALID;
     if (!t->nb && rcoll_nb_team_init(t) != RCOLL_OK)
         return rcoll_team_error(t, RCOLL_ERR_NOMEM, "%s: out of memory", rcoll_coll_name(c->coll));
-    struct rcoll_request *r = request_new(t->nb);
+    struct rcoll_request *r = request_new(t->nb, c);
     int n = t->size, arrays = !!c->scounts + !!c->sdispls + !!c->rcounts + !!c->rdispls;
     if (r && arrays)
         r->arrays = malloc((size_t)arrays * (size_t)n * sizeof(size_t));

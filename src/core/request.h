@@ -28,7 +28,9 @@ struct rcoll_request {
     bool complete;              /* the current start's work is over (status holds its result) */
     bool queued;                /* in the team's list of started requests */
     bool freed;                 /* released while active: freed once complete */
-    bool prepared;              /* persistent: args, verdict and algo hold from the first start */
+    bool prepared;              /* persistent: args, verdict and algo hold from the first start;
+                                 * a pooled one reused for the same call: they hold again */
+    bool replay;                /* nonblocking: its preparation is replayable (request_new) */
     rcoll_status_t status;
     rcoll_call_copy_t copy;     /* in-place alltoall(v): the send data's copy; the own block */
     /* Board engine: the algorithm, the call's number on the board and its arguments. */

@@ -476,6 +476,7 @@ void rcoll_team_destroy(rcoll_team_t *t)
     free(t->local_index);
     free(t->same_host);
     free(t->scratch);
+    free(t->call_cache);
     for (int i = 0; i < RCOLL_TMP_SLOTS; i++)
         free(t->tmp[i]);
     free(t);

@@ -78,6 +78,9 @@ struct rcoll_team {
     int *parent_rank;   /* a sub-team's: per rank, its rank in the parent (messages name those) */
     int parent_size;    /* ... and the parent's size (0: not a sub-team) */
     bool building;      /* its sub-teams are being built: composed algorithms give way */
+    /* The last blocking call prepared, to replay when the next is the same (core/collectives.c),
+     * NULL before the first. */
+    struct rcoll_call_cache *call_cache;
     void *tmp[RCOLL_TMP_SLOTS];   /* scratch buffers kept between calls (rcoll_team_tmp) */
     size_t tmp_bytes[RCOLL_TMP_SLOTS];
 };

@@ -492,6 +492,8 @@ struct rcoll_call_cache {
     rcoll_call_t call;
     rcoll_args_t args;
     rcoll_call_copy_t own;
+    const struct rcoll_algo *algo; /* what ran it (a flat algorithm), NULL: choose */
+    unsigned forced_gen;           /* the team's forced algorithms then */
 };
 
 bool rcoll_call_same(const rcoll_call_t *a, const rcoll_call_t *b)
@@ -509,15 +511,18 @@ bool rcoll_call_replayable(const rcoll_call_t *c, rcoll_call_verdict_t v)
            !c->rdispls;
 }
 
-/* Prepares c (or replays the team's last preparation of the same call) into *a and *v. */
+/* Prepares c (or replays the team's last preparation of the same call) into *a and *v; *replay
+ * is the cache entry replayed, or NULL. */
 static rcoll_status_t prepare_blocking(struct rcoll_team *t, const rcoll_call_t *c, rcoll_args_t *a,
-                                       rcoll_call_verdict_t *v)
+                                       rcoll_call_verdict_t *v, struct rcoll_call_cache **replay)
 {
     struct rcoll_call_cache *k = t->call_cache;
+    *replay = NULL;
     if (k && k->valid && rcoll_call_same(&k->call, c)) {
         *a = k->args;
         *v = RCOLL_CALL_RUN;
         rcoll_call_restart(&k->own);
+        *replay = k;
         return RCOLL_OK;
     }
     rcoll_call_copy_t own = {.scratch = true};
@@ -530,6 +535,7 @@ static rcoll_status_t prepare_blocking(struct rcoll_team *t, const rcoll_call_t 
             k->call = *c;
             k->args = *a;
             k->own = own;
+            k->algo = NULL; /* known once it ran */
         }
     }
     return st;
@@ -544,14 +550,25 @@ rcoll_status_t rcoll_call_blocking(struct rcoll_team *t, const rcoll_call_t *c)
         return st;
     rcoll_args_t a;
     rcoll_call_verdict_t v;
-    st = prepare_blocking(t, c, &a, &v);
+    struct rcoll_call_cache *replay;
+    st = prepare_blocking(t, c, &a, &v, &replay);
     if (st != RCOLL_OK)
         return st;
     if (v == RCOLL_CALL_SKIP)
         return rcoll_team_skip(t);
     if (v == RCOLL_CALL_PASS)
         return rcoll_team_pass(t);
-    return rcoll_team_run(t, c->coll, &a);
+    if (replay && replay->algo && replay->forced_gen == t->forced_gen)
+        return rcoll_team_rerun(t, c->coll, replay->algo, &a);
+    st = rcoll_team_run(t, c->coll, &a);
+    /* A flat algorithm ran this very call (not a call nested in it, with arguments of its own):
+     * the entry, if it still holds this call, remembers it. */
+    struct rcoll_call_cache *k = t->call_cache;
+    if (k && k->valid && t->last_flat_args == &a && rcoll_call_same(&k->call, c)) {
+        k->algo = t->last_flat;
+        k->forced_gen = t->forced_gen;
+    }
+    return st;
 }
 
 /* A call every rank knows to be empty (no bytes per block, a valid root): it returns at once, as

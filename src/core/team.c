@@ -495,6 +495,7 @@ rcoll_status_t rcoll_team_force_algorithm(rcoll_team_t *t, rcoll_coll_t coll, co
 {
     if (!rcoll_coll_info(coll))
         return rcoll_team_error(t, RCOLL_ERR_INVALID, "unknown collective %d", (int)coll);
+    t->forced_gen++; /* a replayed call chooses anew (core/collectives.c) */
     if (!name || !name[0] || strcmp(name, "auto") == 0) {
         t->forced[coll] = NULL;
         return RCOLL_OK;
@@ -655,6 +656,7 @@ rcoll_status_t rcoll_team_close(struct rcoll_team *t, rcoll_args_t *a, rcoll_sta
 rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *args)
 {
     rcoll_args_t *a = args;
+    t->last_flat_args = NULL; /* set below where a flat algorithm runs with `a` */
     rcoll_status_t passed;
     if (a->idle && rcoll_team_pass_known(t, coll, &passed)) /* before binding and selection */
         return passed;
@@ -697,6 +699,21 @@ rcoll_status_t rcoll_team_run(struct rcoll_team *t, rcoll_coll_t coll, void *arg
         t->coll = c->name;
         return st;
     }
+    /* What a caller replaying this very call may run again without choosing (rcoll_team_rerun):
+     * not where every call is logged. */
+    t->last_flat = log || a->idle ? NULL : algo;
+    t->last_flat_args = a;
+    rcoll_status_t st = rcoll_team_open(t, algo, a);
+    if (st == RCOLL_OK)
+        st = algo->run(a);
+    return rcoll_team_close(t, a, st);
+}
+
+rcoll_status_t rcoll_team_rerun(struct rcoll_team *t, rcoll_coll_t coll, const struct rcoll_algo *algo,
+                                void *args)
+{
+    rcoll_args_t *a = args;
+    rcoll_team_bind(t, coll, a);
     rcoll_status_t st = rcoll_team_open(t, algo, a);
     if (st == RCOLL_OK)
         st = algo->run(a);

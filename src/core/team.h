@@ -59,6 +59,9 @@ struct rcoll_team {
     uint64_t seq;       /* sequence number of the current or last collective */
     const char *coll;   /* name of the collective running now (for messages) */
     const struct rcoll_algo *forced[RCOLL_COLL_COUNT];
+    unsigned forced_gen;  /* moves whenever forced[] may have changed */
+    const struct rcoll_algo *last_flat; /* the flat algorithm the last rcoll_team_run ran ... */
+    const void *last_flat_args;         /* ... with these arguments (NULL: none ran flat) */
     struct {                          /* the last automatic choice per collective */
         size_t bytes;
         const struct rcoll_algo *algo;
@@ -102,6 +105,12 @@ int rcoll_team_node_share(const struct rcoll_team *t);
  * _close below). */
 struct rcoll_args;
 rcoll_status_t rcoll_team_run(struct rcoll_team *team, rcoll_coll_t coll, void *args);
+
+/* The tail of rcoll_team_run for a call that is the same as one it ran with `algo` (a flat
+ * algorithm: team->last_flat after that call), the team's forced algorithms unchanged since:
+ * the choice would come out the same, so it is not made again (core/collectives.c). */
+rcoll_status_t rcoll_team_rerun(struct rcoll_team *team, rcoll_coll_t coll, const struct rcoll_algo *algo,
+                                void *args);
 
 /* The frame of one call on a team, in three parts. rcoll_team_run uses them for every flat
  * algorithm; a composed algorithm uses them to run a call of its own on a sub-team instead of

@@ -29,9 +29,9 @@ typedef enum { RCOLL_CALL_SKIP, RCOLL_CALL_PASS, RCOLL_CALL_RUN } rcoll_call_ver
 
 /* A request's side of the preparation (a blocking call passes one with `scratch` set, or NULL):
  * the buffer of its own, grown as needed, where an in-place alltoall(v) keeps its copy of the
- * send data (a blocking call uses the team's scratch slot); and the rank's own block the preparation moved locally
- * (to, from, len; len 0 for none), which a persistent request's later starts move again without
- * preparing anew (rcoll_call_restart). */
+ * send data (a blocking call uses the team's scratch slot); and the rank's own block the
+ * preparation moved locally (to, from, len; len 0 for none), which a persistent request's later
+ * starts, and a replayed call, move again without preparing anew (rcoll_call_restart). */
 typedef struct {
     void *buf;
     size_t bytes;

@@ -100,6 +100,7 @@ static const var_t fixed_vars[] = {
      .values = depth_values, .count = 6},
     {.name = "RCOLL_NB_SLOTS", .kind = K_INT, FIELD(nb_slots, F_INT), .lo = 0, .hi = 1024},
     {.name = "RCOLL_NB_AREAS", .kind = K_INT, FIELD(nb_areas, F_INT), .lo = 1, .hi = 1024},
+    {.name = "RCOLL_SHM_POOL", .kind = K_INT, FIELD(shm_pool, F_INT), .lo = 0, .hi = 64},
     {.name = "RCOLL_NB_INLINE", .kind = K_SIZE, FIELD(nb_inline, F_SIZE), .lo = 0, .hi = 1 << 20,
      .round = 1},
     {.name = "RCOLL_NET", .kind = K_NAME, FIELD(net, F_STR), .names = nets,

@@ -3,7 +3,10 @@
  * (a network channel between them; a build without one: RCOLL_ERR_UNSUPPORTED), with a barrier
  * that works; a malformed map: RCOLL_ERR_INVALID), bad arguments are
  * refused, and 2000 teams created and destroyed in a row leave no file descriptor, mapping or
- * /dev/shm entry behind. */
+ * /dev/shm entry behind. Teams made again and again over the same processes take over the
+ * segments of destroyed ones (RCOLL_SHM_POOL): 150 rounds of one or two live teams, each
+ * running checked blocking, rotating-root, nonblocking and persistent calls, map only a few
+ * distinct memory files (with RCOLL_SHM_POOL=0, one per team), and every result is right. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +83,142 @@ static int churn_main(int rank, const rcoll_oob_t *oob, void *arg)
     return 0;
 }
 
+/* ---- teams that take over kept segments ---- */
+
+/* The distinct memory files of teams ("memfd:rcoll-N") this process has mapped so far. */
+typedef struct {
+    char names[256][32];
+    int count;
+} seen_t;
+
+static void note_segments(seen_t *seen)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        const char *m = strstr(line, "memfd:rcoll-");
+        if (!m)
+            continue;
+        char name[32];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(m, " \n"), m);
+        int known = 0;
+        for (int i = 0; i < seen->count && !known; i++)
+            known = strcmp(seen->names[i], name) == 0;
+        if (!known && seen->count < 256)
+            snprintf(seen->names[seen->count++], sizeof seen->names[0], "%s", name);
+    }
+    if (f)
+        fclose(f);
+}
+
+static unsigned char pat(int src, int dst, int round, size_t i)
+{
+    return (unsigned char)(src * 31 + dst * 7 + round * 13 + (int)i * 3 + 1);
+}
+
+/* One round's calls on `team`, every result checked; 0 when all are right. */
+static int reuse_calls(rcoll_team_t *team, int round)
+{
+    int me = rcoll_team_rank(team), n = rcoll_team_size(team);
+    static const size_t sizes[] = {8, 100, 3000, 70000};
+    size_t m = sizes[round % 4];
+    unsigned char *send = malloc(m * (size_t)n), *recv = malloc(m * (size_t)n);
+    int bad = !send || !recv;
+    /* allgather */
+    for (size_t i = 0; !bad && i < m; i++)
+        send[i] = pat(me, 0, round, i);
+    bad = bad || rcoll_allgather(team, send, recv, m) != RCOLL_OK;
+    for (int r = 0; !bad && r < n; r++)
+        for (size_t i = 0; !bad && i < m; i++)
+            bad = recv[(size_t)r * m + i] != pat(r, 0, round, i);
+    /* bcast, three back to back with a rotating root */
+    for (int k = 0; !bad && k < 3; k++) {
+        int root = (round + k) % n;
+        for (size_t i = 0; i < m; i++)
+            recv[i] = me == root ? pat(root, k, round, i) : 0;
+        bad = rcoll_bcast(team, recv, m, root) != RCOLL_OK;
+        for (size_t i = 0; !bad && i < m; i++)
+            bad = recv[i] != pat(root, k, round, i);
+    }
+    /* alltoall, nonblocking */
+    size_t b = m < 512 ? m : 512;
+    for (int d = 0; !bad && d < n; d++)
+        for (size_t i = 0; i < b; i++)
+            send[(size_t)d * b + i] = pat(me, d, round, i);
+    rcoll_request_t *req = NULL;
+    bad = bad || rcoll_ialltoall(team, send, recv, b, &req) != RCOLL_OK || rcoll_wait(req) != RCOLL_OK;
+    rcoll_request_free(req);
+    for (int r = 0; !bad && r < n; r++)
+        for (size_t i = 0; !bad && i < b; i++)
+            bad = recv[(size_t)r * b + i] != pat(r, me, round, i);
+    /* persistent allgather, started twice with new contents */
+    req = NULL;
+    bad = bad || rcoll_allgather_init(team, send, recv, b, &req) != RCOLL_OK;
+    for (int k = 0; !bad && k < 2; k++) {
+        for (size_t i = 0; i < b; i++)
+            send[i] = pat(me, k, round + 1, i);
+        bad = rcoll_start(req) != RCOLL_OK || rcoll_wait(req) != RCOLL_OK;
+        for (int r = 0; !bad && r < n; r++)
+            for (size_t i = 0; !bad && i < b; i++)
+                bad = recv[(size_t)r * b + i] != pat(r, k, round + 1, i);
+    }
+    rcoll_request_free(req);
+    /* allreduce of doubles */
+    double x[5], y[5];
+    for (int i = 0; i < 5; i++)
+        x[i] = me + i + round;
+    bad = bad || rcoll_allreduce(team, x, y, 5, RCOLL_DTYPE_DOUBLE, RCOLL_OP_SUM) != RCOLL_OK;
+    for (int i = 0; !bad && i < 5; i++)
+        bad = y[i] != (double)n * (i + round) + (double)n * (n - 1) / 2;
+    free(send);
+    free(recv);
+    return bad;
+}
+
+/* 150 rounds: a team (every third round two, destroyed in either order), checked calls on
+ * each. Exit status 5 when more distinct segments were mapped than *arg allows (-1: at least
+ * one per team). */
+static int reuse_main(int rank, const rcoll_oob_t *oob, void *arg)
+{
+    int limit = *(const int *)arg;
+    rcoll_context_t *ctx;
+    if (rcoll_context_create(&ctx) != RCOLL_OK)
+        return 2;
+    seen_t *seen = calloc(1, sizeof *seen);
+    int teams = 0, st = seen ? 0 : 2;
+    for (int round = 0; round < 150 && !st; round++) {
+        rcoll_team_t *a = NULL, *b = NULL;
+        if (rcoll_team_create(ctx, oob, &a) != RCOLL_OK)
+            st = 3;
+        teams++;
+        if (!st && round % 3 == 0) {
+            st = rcoll_team_create(ctx, oob, &b) != RCOLL_OK ? 3 : 0;
+            teams++;
+        }
+        note_segments(seen);
+        if (!st && (reuse_calls(a, round) || (b && reuse_calls(b, round + 7))))
+            st = 4;
+        if (st)
+            fprintf(stderr, "FAIL rank %d round %d: %s\n", rank, round,
+                    st == 3 ? "team creation failed" : "wrong result or error");
+        if (round % 2) {
+            rcoll_team_destroy(a);
+            rcoll_team_destroy(b);
+        } else {
+            rcoll_team_destroy(b);
+            rcoll_team_destroy(a);
+        }
+    }
+    if (!st && (limit < 0 ? seen->count < teams : seen->count > limit)) {
+        fprintf(stderr, "FAIL rank %d: %d teams mapped %d distinct segments (expected %s %d)\n",
+                rank, teams, seen->count, limit < 0 ? "one per team:" : "at most", limit < 0 ? teams : limit);
+        st = 5;
+    }
+    free(seen);
+    rcoll_context_destroy(ctx);
+    return st;
+}
+
 int main(void)
 {
     static const case_t cases[] = {
@@ -127,6 +266,21 @@ int main(void)
     int churn_ok = !bad && shm_after <= shm_before;
     printf("%s 2000 teams created and destroyed: no growth in fds, mappings, /dev/shm\n", churn_ok ? "ok" : "FAIL");
     churn_ok ? passed++ : failed++;
+
+    /* Kept segments: a few distinct ones serve 200 teams (two live at a time, the pool's 4
+     * kept); RCOLL_SHM_POOL=0 maps one per team. Both with every result checked. */
+    int limit = 8;
+    unsetenv("RCOLL_SHM_POOL");
+    bad = rcoll_fork_run(3, reuse_main, &limit, 300);
+    printf("%s 200 teams of the same 3 processes take over kept segments (at most %d distinct), "
+           "checked calls on each\n", bad ? "FAIL" : "ok", limit);
+    bad ? failed++ : passed++;
+    limit = -1;
+    setenv("RCOLL_SHM_POOL", "0", 1);
+    bad = rcoll_fork_run(3, reuse_main, &limit, 300);
+    unsetenv("RCOLL_SHM_POOL");
+    printf("%s RCOLL_SHM_POOL=0: a segment per team, checked calls on each\n", bad ? "FAIL" : "ok");
+    bad ? failed++ : passed++;
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

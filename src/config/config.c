@@ -208,6 +208,8 @@ static rcoll_status_t read_ints(rcoll_config_t *cfg, char *err, size_t err_len)
         {"RCOLL_NB_SLOTS", 0, 1024, "an integer 0..1024 (0: no board)", &cfg->nb_slots},
         {"RCOLL_NB_AREAS", 1, 1024, "an integer 1..1024 (inline areas per rank; at most RCOLL_NB_SLOTS "
          "are used)", &cfg->nb_areas},
+        {"RCOLL_SHM_POOL", 0, 64, "an integer 0..64 (segments of destroyed teams kept per process; 0: "
+         "none)", &cfg->shm_pool},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
         const char *v = getenv(ints[i].var);
@@ -582,6 +584,7 @@ rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_
     cfg->nb_slots = 32;         /* docs/tuning.md, "Nonblocking collectives" */
     cfg->nb_areas = 8;
     cfg->nb_inline = 68 * 1024;
+    cfg->shm_pool = 4;          /* docs/tuning.md, "A communicator's whole life" */
     cfg->cores = online_cores();
     cfg->spin_iters = cfg->yield_iters = -1;
     err[0] = '\0';

@@ -80,6 +80,8 @@ typedef struct {
     rcoll_log_level_t log_level;     /* RCOLL_LOG=error|warn|info|debug */
     rcoll_cma_mode_t cma;            /* RCOLL_CMA=0 forces the copy-through-shm fallback */
     int shm_posix;                   /* RCOLL_SHM=posix: node segments in /dev/shm, not memfd */
+    int shm_pool;                    /* RCOLL_SHM_POOL: segments of destroyed teams kept per process
+                                      * for a later team of the same processes (0: none) */
     rcoll_ucx_put_t ucx_put;         /* RCOLL_UCX_PUT=am|rma|auto: single copies to other nodes */
     int nb_slots;                    /* RCOLL_NB_SLOTS: outstanding nonblocking calls per team on
                                       * the board (0: no board, caller-driven engine) */

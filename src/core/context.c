@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/team.h"
+#include "transport/node.h"
 
 rcoll_status_t rcoll_context_create(rcoll_context_t **out)
 {
@@ -27,6 +28,7 @@ rcoll_status_t rcoll_context_create(rcoll_context_t **out)
     }
     atomic_init(&ctx->teams_created, 0);
     atomic_init(&ctx->node_map_warned, false);
+    ctx->seg_pool = rcoll_seg_pool_create((unsigned)ctx->cfg.shm_pool);
     *out = ctx;
     return RCOLL_OK;
 }
@@ -51,6 +53,7 @@ void rcoll_context_destroy(rcoll_context_t *ctx)
     if (!ctx)
         return;
     rcoll_net_ctx_destroy_all(ctx->net);
+    rcoll_seg_pool_destroy(ctx->seg_pool);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }

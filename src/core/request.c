@@ -32,8 +32,19 @@ rcoll_status_t rcoll_nb_team_init(struct rcoll_team *t)
     pthread_mutex_init(&nb->lock, NULL);
     pthread_cond_init(&nb->cond, NULL);
     nb->mode = mode_of(t);
+    nb->seq = t->tl ? t->tl->first_nb_seq : 0; /* a reused segment's board: on from its numbers */
     t->nb = nb;
     return RCOLL_OK;
+}
+
+bool rcoll_nb_team_idle(const struct rcoll_team *t)
+{
+    if (!t->nb)
+        return true;
+    for (const struct rcoll_request *r = t->nb->head; r; r = r->next)
+        if (!r->complete)
+            return false;
+    return true;
 }
 
 void rcoll_nb_team_destroy(struct rcoll_team *t)

@@ -68,6 +68,8 @@ typedef struct rcoll_nb_team {
 
 rcoll_status_t rcoll_nb_team_init(struct rcoll_team *t);
 void rcoll_nb_team_destroy(struct rcoll_team *t);
+/* No request of the team is still running (none was ever made, or every one completed). */
+bool rcoll_nb_team_idle(const struct rcoll_team *t);
 /* Before a blocking call on the team: the queue's calls started before it run first (the
  * board's need nothing: their order is kept by their numbers). */
 rcoll_status_t rcoll_requests_drain(struct rcoll_team *t);

@@ -365,6 +365,7 @@ static void view_init(struct rcoll_team *t)
     v->cfg = &t->ctx->cfg;
     v->net_ctx = t->ctx->net;
     v->net_lock = &t->ctx->lock;
+    v->seg_pool = t->ctx->seg_pool;
     v->owner = t;
     v->error = view_error;
     v->process_gone = view_process_gone;
@@ -406,6 +407,8 @@ static rcoll_status_t team_setup(struct rcoll_team *t, const rcoll_oob_t *oob, c
     st = rcoll_tl_create(&t->view, oob, &t->tl); /* with a network channel when node_count > 1 */
     if (st == RCOLL_OK && t->tl->block_slice_ns)
         t->wait.block_slice_ns = t->tl->block_slice_ns;
+    if (st == RCOLL_OK)
+        t->seq = t->tl->first_seq; /* a reused segment: on from its last team's numbers */
     if (st == RCOLL_OK && !node_of)
         resolve_overrides(t); /* a sub-team runs its defaults: the user's choice is the parent's */
     return st;
@@ -465,6 +468,10 @@ void rcoll_team_destroy(rcoll_team_t *t)
 {
     if (!t)
         return;
+    /* Its segment may serve a later team only if every call ended in step: no error reported
+     * (a failed wait leaves words half-way), no request still running. */
+    if (t->tl)
+        t->tl->reusable = !t->last_error[0] && rcoll_nb_team_idle(t);
     rcoll_nb_team_destroy(t);
     rcoll_hier_destroy(t->hier);
     if (t->tl)

@@ -35,6 +35,9 @@ struct rcoll_context {
     bool threaded;             /* rcoll_context_set_threaded: teams spanning nodes are refused */
     int host_procs;            /* rcoll_context_set_host_procs (0: unknown) */
     _Atomic bool node_map_warned; /* RCOLL_NODE_MAP did not fit a team: said once */
+    /* Segments of destroyed teams kept for later teams of the same processes (RCOLL_SHM_POOL;
+     * NULL: none), the node transport's. */
+    struct rcoll_seg_pool *seg_pool;
 };
 
 struct rcoll_team {

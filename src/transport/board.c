@@ -114,6 +114,7 @@ void rcoll_board_detach(rcoll_board_t *b)
 unsigned rcoll_board_slots(const rcoll_board_t *b) { return b->slots; }
 unsigned rcoll_board_areas(const rcoll_board_t *b) { return b->areas; }
 int rcoll_board_rank(const rcoll_board_t *b) { return b->rank; }
+uint64_t rcoll_board_last_seq(const rcoll_board_t *b) { return b->last_seq; }
 int rcoll_board_size(const rcoll_board_t *b) { return b->size; }
 size_t rcoll_board_inline_bytes(const rcoll_board_t *b) { return b->inline_bytes; }
 
@@ -212,6 +213,8 @@ void rcoll_board_post(rcoll_board_t *b, uint64_t seq, uint32_t word, uint64_t in
     rcoll_line_t *h = rcoll_board_head_at(b, b->rank, seq);
     h->len = word;
     atomic_store_explicit(&h->value, seq, memory_order_release);
+    if (seq > b->last_seq)
+        b->last_seq = seq;
     /* The done words the next post's rcoll_board_slot_free reads, written by the peers long
      * ago: fetched now, off the next call's path. */
     if (seq + 1 > b->slots)

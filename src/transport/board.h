@@ -61,6 +61,7 @@ struct rcoll_board {
      * from me to p); pairs outside them carried nothing and are not waited for. */
     uint64_t (*waits)[2];
     uint64_t *area_user; /* per inline area, the last call that put data in it (0: none) */
+    uint64_t last_seq;   /* the last call I posted (0: none) */
 };
 
 /* ---- layout (board.c describes it) ---- */
@@ -120,6 +121,8 @@ void rcoll_board_detach(rcoll_board_t *b);
 unsigned rcoll_board_slots(const rcoll_board_t *b);
 unsigned rcoll_board_areas(const rcoll_board_t *b);
 int rcoll_board_rank(const rcoll_board_t *b);
+/* The last call this rank posted (0: none): where a later board on the same region numbers on. */
+uint64_t rcoll_board_last_seq(const rcoll_board_t *b);
 int rcoll_board_size(const rcoll_board_t *b);
 size_t rcoll_board_inline_bytes(const rcoll_board_t *b);
 

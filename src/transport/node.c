@@ -41,11 +41,13 @@
  * it (a /proc that hides it), every rank of the node retries with a POSIX segment in /dev/shm
  * whose pages are reserved at creation (posix_fallocate: a full /dev/shm fails the team's
  * creation, and the caller, the MPI drop-in say, runs the communicator without rcoll, instead
- * of a bus error later), unlinked as soon as everyone has mapped it. */
+ * of a bus error later), unlinked as soon as everyone has mapped it. A destroyed team's segment
+ * may be kept and taken over by a later team of the same processes ("the segment pool"). */
 #include "transport/node.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +149,7 @@ typedef struct {
     uint64_t *sent_seq;       /* per team rank: the call of sent_bytes (see sent_len) */
     uint64_t *sent_bytes;     /* ... bytes put to it since my last signal to it in that call */
     int my_index;
+    uint64_t seg_id; /* the segment's number, alike on every rank (0: never kept for reuse) */
     int memfd; /* the leader's segment file until every rank has mapped it, or -1 */
     volatile uint64_t cma_probe;
 } shm_tl_t;
@@ -1214,6 +1217,8 @@ static void net_finish(shm_tl_t *s)
     free(said);
 }
 
+static bool pool_keep(shm_tl_t *s, uint64_t nb_seq);
+
 static void shm_destroy(rcoll_tl_t *tl)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
@@ -1222,10 +1227,11 @@ static void shm_destroy(rcoll_tl_t *tl)
     if (s->net)
         net_finish(s);
     rcoll_net_destroy(s->net);
+    uint64_t nb_seq = s->base.board ? rcoll_board_last_seq(s->base.board) : 0;
     rcoll_board_detach(s->base.board);
     free(s->adv_seen);
     free(s->heard);
-    if (s->seg)
+    if (s->seg && !pool_keep(s, nb_seq))
         munmap(s->seg, s->seg_bytes);
     if (s->memfd >= 0)
         close(s->memfd);
@@ -1263,10 +1269,20 @@ static const rcoll_tl_ops_t shm_ops = {
 
 /* ---- creation ---- */
 
+/* Kept segments a rank offers for reuse at a team's creation (the segment pool, below). */
+#define POOL_OFFER_MAX 4
+
+typedef struct {
+    uint64_t id, seq, nb_seq;
+} pool_offer_t;
+
 typedef struct {
     char name[64];
     int32_t status;
+    uint32_t ncand;       /* kept segments this rank could reuse for the team, in cand[] */
     uint64_t probe_addr;
+    uint64_t id;          /* the leader's new segment's number */
+    pool_offer_t cand[POOL_OFFER_MAX];
 } shm_offer_t;
 
 typedef struct {
@@ -1274,6 +1290,218 @@ typedef struct {
     int32_t cma_ok;
     int32_t memfd_refused; /* status is a failure to open or map the leader's memfd */
 } shm_answer_t;
+
+/* ---- the segment pool ----
+ *
+ * A communicator made, used a few times and freed again and again (MPI_Comm_dup in a library
+ * call, a test suite's set-up) paid for a new segment every time: the memory file, its
+ * mappings, the first touch of every page it used (this machine: ~2 us a page to allocate,
+ * ~0.8 us to map in each further process) and the unmapping. A destroyed team's segment is
+ * therefore kept, mapped, by each of its processes (at most RCOLL_SHM_POOL per context), and a
+ * later team of the same processes in the same order with the same layout takes it over:
+ *   - at creation every rank offers the kept segments that would fit (reserved meanwhile, so
+ *     that two threads creating teams at once never offer the same one), the leader instead
+ *     of making a new one; the first of the leader's that every rank offered is taken, alike
+ *     on every rank: every rank kept it, so every rank's earlier team is gone and nobody
+ *     touches it any more;
+ *   - nothing in it is reset (a rank could not know when its peers stop reading): the new team
+ *     numbers its calls and board posts on from the highest its ranks reached there, so every
+ *     word left behind reads as an older call, as a ring slot's words do when it is reused;
+ *   - otherwise (the leader had none to offer, or no offer was common) the leader makes a new
+ *     segment as always (one exchange more where the leader offered in vain).
+ * Kept: single-node teams with single copy (CMA) whose calls all ended in step (no error, no
+ * request outstanding; rcoll_tl_t.reusable). The oldest kept segment is unmapped when the pool
+ * is full, the rest when the context is destroyed. */
+
+typedef struct pooled {
+    struct pooled *next;
+    unsigned char *seg;
+    size_t seg_bytes, area_bytes, board_bytes, inbox_bytes;
+    unsigned depth, box_depth;
+    uint64_t id, seq, nb_seq;
+    int size;
+    pid_t *pids; /* the team's processes, in rank order */
+} pooled_t;
+
+struct rcoll_seg_pool {
+    pthread_mutex_t lock;
+    unsigned max, count;
+    uint32_t made;  /* segments this process created (their numbers) */
+    pooled_t *head; /* the most recently kept first */
+};
+
+struct rcoll_seg_pool *rcoll_seg_pool_create(unsigned max)
+{
+    if (!max)
+        return NULL;
+    struct rcoll_seg_pool *pool = calloc(1, sizeof *pool);
+    if (!pool)
+        return NULL; /* no pool: every team makes its own segment */
+    pthread_mutex_init(&pool->lock, NULL);
+    pool->max = max;
+    return pool;
+}
+
+static void pooled_free(pooled_t *e, bool unmap)
+{
+    if (unmap)
+        munmap(e->seg, e->seg_bytes);
+    free(e->pids);
+    free(e);
+}
+
+void rcoll_seg_pool_destroy(struct rcoll_seg_pool *pool)
+{
+    if (!pool)
+        return;
+    for (pooled_t *e = pool->head, *next; e; e = next) {
+        next = e->next;
+        pooled_free(e, true);
+    }
+    pthread_mutex_destroy(&pool->lock);
+    free(pool);
+}
+
+/* A number for a new segment, alike on every rank once the leader offered it (0: no pool). */
+static uint64_t pool_new_id(struct rcoll_seg_pool *pool)
+{
+    if (!pool)
+        return 0;
+    pthread_mutex_lock(&pool->lock);
+    uint32_t n = ++pool->made;
+    pthread_mutex_unlock(&pool->lock);
+    return (uint64_t)(uint32_t)getpid() << 32 | n;
+}
+
+/* Whether kept segment e has the layout of s's team and was its processes' in the same order. */
+static bool pool_fits(const pooled_t *e, const shm_tl_t *s)
+{
+    const rcoll_view_t *t = s->v;
+    return e->size == t->size && e->seg_bytes == s->seg_bytes && e->area_bytes == s->area_bytes &&
+           e->board_bytes == s->board_bytes && e->inbox_bytes == s->base.inbox_bytes &&
+           e->depth == s->depth && e->box_depth == s->box_depth &&
+           memcmp(e->pids, t->pid_of, (size_t)t->size * sizeof *e->pids) == 0;
+}
+
+/* Takes the kept segments that fit s's team out of the pool (at most POOL_OFFER_MAX) and lists
+ * them in `offer`; returned by pool_return unless one is chosen. */
+static pooled_t *pool_reserve(shm_tl_t *s, shm_offer_t *offer)
+{
+    struct rcoll_seg_pool *pool = s->v->seg_pool;
+    pooled_t *held = NULL, **tail = &held;
+    pthread_mutex_lock(&pool->lock);
+    for (pooled_t **pp = &pool->head; *pp && offer->ncand < POOL_OFFER_MAX;) {
+        pooled_t *e = *pp;
+        if (!pool_fits(e, s)) {
+            pp = &e->next;
+            continue;
+        }
+        *pp = e->next;
+        pool->count--;
+        e->next = NULL;
+        *tail = e;
+        tail = &e->next;
+        offer->cand[offer->ncand++] = (pool_offer_t){e->id, e->seq, e->nb_seq};
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return held;
+}
+
+/* Puts e (a list) at the head of the pool; what no longer fits its size is unmapped. */
+static void pool_return(struct rcoll_seg_pool *pool, pooled_t *list)
+{
+    if (!list)
+        return;
+    pooled_t *evict = NULL;
+    pthread_mutex_lock(&pool->lock);
+    while (list) {
+        pooled_t *e = list;
+        list = e->next;
+        e->next = pool->head;
+        pool->head = e;
+        pool->count++;
+    }
+    if (pool->count > pool->max) { /* cut the oldest */
+        pooled_t **pp = &pool->head;
+        for (unsigned i = 0; i < pool->max; i++)
+            pp = &(*pp)->next;
+        evict = *pp;
+        *pp = NULL;
+        pool->count = pool->max;
+    }
+    pthread_mutex_unlock(&pool->lock);
+    for (pooled_t *next; evict; evict = next) {
+        next = evict->next;
+        pooled_free(evict, true);
+    }
+}
+
+static const pool_offer_t *offered(const shm_offer_t *o, uint64_t id)
+{
+    for (uint32_t i = 0; i < o->ncand && i < POOL_OFFER_MAX; i++)
+        if (o->cand[i].id == id)
+            return &o->cand[i];
+    return NULL;
+}
+
+/* The first of the leader's offered segments that every rank offered (alike on every rank:
+ * from the offers only), its numbers on from the highest any rank reached; 0 if none. */
+static uint64_t pool_choose(const shm_tl_t *s, const shm_offer_t *offers, uint64_t *seq, uint64_t *nb_seq)
+{
+    const rcoll_view_t *t = s->v;
+    const shm_offer_t *lead = &offers[t->local_ranks[0]];
+    for (uint32_t i = 0; i < lead->ncand && i < POOL_OFFER_MAX; i++) {
+        uint64_t id = lead->cand[i].id;
+        *seq = *nb_seq = 0;
+        int r = 0;
+        for (const pool_offer_t *c; r < t->size && (c = offered(&offers[r], id)); r++) {
+            *seq = c->seq > *seq ? c->seq : *seq;
+            *nb_seq = c->nb_seq > *nb_seq ? c->nb_seq : *nb_seq;
+        }
+        if (r == t->size)
+            return id;
+    }
+    return 0;
+}
+
+/* s takes over kept segment `id` (out of `held`, which keeps the others). */
+static void pool_take(shm_tl_t *s, pooled_t **held, uint64_t id, uint64_t seq, uint64_t nb_seq)
+{
+    pooled_t **pp = held;
+    while ((*pp)->id != id) /* it is there: this rank offered it */
+        pp = &(*pp)->next;
+    pooled_t *e = *pp;
+    *pp = e->next;
+    s->seg = e->seg;
+    s->seg_id = e->id;
+    for (int i = 0; i < s->v->local_size; i++)
+        s->area[i] = s->seg + SHM_HEADER_BYTES + (size_t)i * s->area_bytes;
+    s->base.single_copy = true; /* only segments of teams with single copy are kept */
+    s->base.first_seq = seq;
+    s->base.first_nb_seq = nb_seq;
+    pooled_free(e, false);
+}
+
+/* At destroy: keeps s's segment in the pool where it may serve a later team (true: kept). */
+static bool pool_keep(shm_tl_t *s, uint64_t nb_seq)
+{
+    const rcoll_view_t *t = s->v;
+    if (!s->seg || !s->seg_id || !s->base.reusable || !t->seg_pool || s->net || t->node_count != 1 ||
+        !s->base.single_copy || s->memfd >= 0)
+        return false;
+    pooled_t *e = calloc(1, sizeof *e);
+    pid_t *pids = malloc((size_t)t->size * sizeof *pids);
+    if (!e || !pids) {
+        free(e);
+        free(pids);
+        return false;
+    }
+    memcpy(pids, t->pid_of, (size_t)t->size * sizeof *pids);
+    *e = (pooled_t){NULL, s->seg, s->seg_bytes, s->area_bytes, s->board_bytes, s->base.inbox_bytes,
+                    s->depth, s->box_depth, s->seg_id, *t->seq, nb_seq, t->size, pids};
+    pool_return(t->seg_pool, e);
+    return true;
+}
 
 /* Every area has the same layout on every node (ranks on other nodes address it by offset). */
 /* The board's inline areas: RCOLL_NB_AREAS, at most one per slot. */
@@ -1434,6 +1662,18 @@ static rcoll_status_t exchange(const rcoll_oob_t *oob, const void *mine, void *a
     return oob->allgather(mine, all, len, oob->coll_info) == 0 ? RCOLL_OK : RCOLL_ERR_BOOTSTRAP;
 }
 
+/* The longest sleep of the team's waits, once its segment and single copy are known. */
+static void set_slice(shm_tl_t *s)
+{
+    if (!s->base.single_copy) /* chunks arrive on lines nobody sleeps on: sleep in short slices */
+        s->base.block_slice_ns = 200 * 1000;
+    /* A team on one node of a context whose other teams span nodes (a node team): its sleepers
+     * wake in the network's short slices, to serve what those teams' peers read from this
+     * process (pause_on_line looks at the context's network). */
+    if (!s->net && rcoll_net_ctx_any(s->v->net_ctx))
+        s->base.block_slice_ns = 100 * 1000;
+}
+
 /* Every rank's outcome, alike on all: RCOLL_OK, or the first failure; *retry when every
  * failure was a peer that could not open its leader's memfd (all then try a POSIX segment). */
 static rcoll_status_t agree(shm_tl_t *s, const rcoll_oob_t *oob, shm_answer_t mine,
@@ -1468,13 +1708,7 @@ static rcoll_status_t agree(shm_tl_t *s, const rcoll_oob_t *oob, shm_answer_t mi
     free(all);
     if (*retry)
         return RCOLL_OK;
-    if (!s->base.single_copy) /* chunks arrive on lines nobody sleeps on: sleep in short slices */
-        s->base.block_slice_ns = 200 * 1000;
-    /* A team on one node of a context whose other teams span nodes (a node team): its sleepers
-     * wake in the network's short slices, to serve what those teams' peers read from this
-     * process (pause_on_line looks at the context's network). */
-    if (!s->net && rcoll_net_ctx_any(t->net_ctx))
-        s->base.block_slice_ns = 100 * 1000;
+    set_slice(s);
     return st;
 }
 
@@ -1518,14 +1752,25 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
         layout(s, t, t->cfg->inbox_bytes);
     }
     rcoll_status_t st;
-    bool retry = false, posix = t->cfg->shm_posix;
-    do { /* a memfd, then (a peer could not open it) a POSIX segment */
-        shm_offer_t mine = {{0}, err, s ? (uint64_t)(uintptr_t)&s->cma_probe : 0};
+    bool retry = false, posix = t->cfg->shm_posix, reused = false;
+    /* Kept segments are offered once, in the first round (the segment pool, above). */
+    bool pool = s && !err && t->node_count == 1 && t->seg_pool;
+    do { /* a kept segment, a memfd, then (a peer could not open it) a POSIX segment */
+        shm_offer_t mine;
+        memset(&mine, 0, sizeof mine);
+        mine.status = err;
+        mine.probe_addr = s ? (uint64_t)(uintptr_t)&s->cma_probe : 0;
+        pooled_t *held = pool ? pool_reserve(s, &mine) : NULL;
         char created[64] = "";
-        if (s && !err && leader && (mine.status = create_segment(s, posix, created, sizeof created)) == 0)
+        if (s && !err && leader && !mine.ncand &&
+            (mine.status = create_segment(s, posix, created, sizeof created)) == 0) {
             memcpy(mine.name, created, sizeof created);
+            mine.id = s->seg_id = pool_new_id(t->seg_pool);
+        }
         st = exchange(oob, &mine, offers, sizeof mine);
         if (st != RCOLL_OK) {
+            if (held)
+                pool_return(t->seg_pool, held);
             if (created[0] && !is_memfd_name(created))
                 shm_unlink(created);
             shm_destroy(s ? &s->base : NULL);
@@ -1539,6 +1784,22 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
             return rcoll_view_error(t, RCOLL_ERR_NOMEM, "shm transport: out of memory");
         }
         const shm_offer_t *lead = &offers[t->local_ranks[0]];
+        if (lead->ncand) { /* the leader made no segment: one that every rank kept, or again */
+            uint64_t seq = 0, nb_seq = 0, id = pool_choose(s, offers, &seq, &nb_seq);
+            if (id)
+                pool_take(s, &held, id, seq, nb_seq);
+            if (held)
+                pool_return(t->seg_pool, held);
+            pool = false;
+            retry = !id;
+            reused = id != 0;
+            continue;
+        }
+        if (held)
+            pool_return(t->seg_pool, held);
+        pool = false;
+        if (!leader)
+            s->seg_id = lead->id;
         shm_answer_t answer = {mine.status, 0, 0};
         if (!answer.status && lead->status)
             answer.status = lead->status;
@@ -1561,6 +1822,8 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
                            "leader's memfd (/proc/<pid>/fd): a POSIX segment in /dev/shm instead");
         posix = true; /* a POSIX segment's failures are never retried */
     } while (retry);
+    if (reused)
+        set_slice(s);
     free(offers);
     if (st == RCOLL_OK && s->base.single_copy && s->board_bytes) /* alike on every rank */
         s->base.board = rcoll_board_attach(t, s->seg + s->off_board, (unsigned)t->cfg->nb_slots,
@@ -1575,9 +1838,10 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
     }
     if (t->rank == 0)
         rcoll_view_log(t, RCOLL_LOG_INFO, "node transport: %d ranks on %d node(s); rings of %u lines "
-                       "and %u boxes of %zu bytes per rank; single copy from %zu bytes%s", t->size,
+                       "and %u boxes of %zu bytes per rank; single copy from %zu bytes%s%s", t->size,
                        t->node_count, s->depth, s->box_depth, s->base.inbox_bytes,
-                       s->base.zcopy_threshold, s->base.single_copy ? " (CMA)" : " (no CMA: bounce)");
+                       s->base.zcopy_threshold, s->base.single_copy ? " (CMA)" : " (no CMA: bounce)",
+                       reused ? "; the segment of an earlier team of these processes, reused" : "");
     *out = &s->base;
     return RCOLL_OK;
 }

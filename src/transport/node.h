@@ -5,9 +5,15 @@
 
 #include "transport/transport.h"
 
-/* Collective over the team (uses the out-of-band allgather three times, and the network
- * channel's creation when the team spans nodes); the outcome is agreed by all ranks of the
- * team. The segment is unlinked before this returns. */
+/* Collective over the team (uses the out-of-band allgather three times, or once where it takes
+ * over a kept segment, and the network channel's creation when the team spans nodes); the
+ * outcome is agreed by all ranks of the team. The segment is unlinked before this returns. */
 rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *v, const rcoll_oob_t *oob, rcoll_tl_t **out);
+
+/* The segments of destroyed teams on one node that a process keeps for a later team of the
+ * same processes (at most `max`; NULL for 0): one per context, destroyed with it (unmapping
+ * what it holds). Thread-safe. */
+struct rcoll_seg_pool *rcoll_seg_pool_create(unsigned max);
+void rcoll_seg_pool_destroy(struct rcoll_seg_pool *pool);
 
 #endif

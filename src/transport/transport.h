@@ -136,6 +136,14 @@ struct rcoll_tl {
     /* The nonblocking engine's board (transport/board.h): a team on one node whose ranks may
      * read and write each other's memory; NULL otherwise. */
     struct rcoll_board *board;
+    /* A team whose segment an earlier team of the same processes left (RCOLL_SHM_POOL) numbers
+     * its calls on from where that one stopped, so that every word left in the segment reads
+     * as an older call: its first call takes first_seq + 1, its first board post first_nb_seq
+     * + 1 (both 0 for a new segment). */
+    uint64_t first_seq, first_nb_seq;
+    /* Set by the team before destroy: its calls all ended in step (no wait failed, no request
+     * outstanding), so its segment may serve a later team. */
+    bool reusable;
 };
 
 /* The transport factory: the node transport (shared memory on the node, the network channel

@@ -15,6 +15,7 @@
 #include "rcoll/rcoll.h"
 
 struct rcoll_net_ctx;
+struct rcoll_seg_pool;
 
 typedef struct rcoll_view {
     int rank, size;
@@ -35,6 +36,8 @@ typedef struct rcoll_view {
      * registration cache), created by the first team that needs it under `net_lock`. */
     struct rcoll_net_ctx **net_ctx;
     pthread_mutex_t *net_lock;
+    /* The context's segments of destroyed teams (transport/node.h), NULL: none kept. */
+    struct rcoll_seg_pool *seg_pool;
     void *owner; /* handed back to the callbacks */
     /* Formats the team's last error (the message is complete) and returns `status`. */
     rcoll_status_t (*error)(void *owner, rcoll_status_t status, const char *msg);

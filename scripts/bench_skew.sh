@@ -38,7 +38,7 @@ one() { # case name, then the launcher and rcoll-bench's options
 nodes_bcast() { algos bcast | tr , '\n' | grep -v -e direct_read -e ':hier$' | paste -sd,; }
 pap=rcoll:direct,rcoll:direct_fixed
 hier=rcoll:hier_gather_bcast,rcoll:hier_aggregate
-if "$build/rcoll-info" --list | grep -q '^  hier_pap '; then hier=$hier,rcoll:hier_pap; fi
+if "$build/rcoll-info" --list | grep '^  hier_pap ' >/dev/null; then hier=$hier,rcoll:hier_pap; fi
 for ((k = 1; k <= runs; k++)); do
     one node-ompi "${ompi[@]}" -np 4 "$build/rcoll-bench" --coll allgather,alltoall \
         --impl "native,rcoll,$pap" -m 1:1048576 --mif 32 -i 200 -x 20

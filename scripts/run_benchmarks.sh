@@ -135,7 +135,7 @@ if [ -x "$build/rcoll-bench" ] && [ "${RCOLL_BENCH_INTERNODE:-1}" = 1 ]; then
     # The same over the libfabric channel, where this build has it: the tcp provider's own
     # reliable-datagram endpoint (libfabric 1.17 calls it net; from 1.18 it is tcp's, and
     # FI_PROVIDER=tcp gives tcp;ofi_rxm here: docs/tuning.md has both).
-    if "$build/rcoll-info" --list | grep -q '^network channels (RCOLL_NET):.*\bofi\b'; then
+    if "$build/rcoll-info" --list | grep '^network channels (RCOLL_NET):.*\bofi\b' >/dev/null; then
         common=(--coll "$internode" --impl native,rcoll -m "$sizes")
         ofi=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 --mca btl tcp,self
              --mca pml ob1 -x RCOLL_PPN=1 -x RCOLL_NET=ofi -x FI_PROVIDER=net)

@@ -64,8 +64,8 @@ cmake -S examples -B "$tmp/ex" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=
 grep -qx "rcoll_DIR:PATH=$libdir/cmake/rcoll" "$tmp/ex/CMakeCache.txt" ||
     fail "find_package(rcoll) found $(grep rcoll_DIR: "$tmp/ex/CMakeCache.txt"), not the one in $libdir"
 cmake --build "$tmp/ex" >>"$tmp/ex.log" 2>&1 || { cat "$tmp/ex.log"; fail "building examples/"; }
-readelf -d "$tmp/ex/allgather" | grep -q 'NEEDED.*librcoll\.so\.0' || fail "allgather (rcoll::rcoll) does not load librcoll.so.0"
-readelf -d "$tmp/ex/allgather_static" | grep -q 'NEEDED.*librcoll\.so' && fail "allgather_static (rcoll::rcoll_static) loads librcoll.so"
+readelf -d "$tmp/ex/allgather" | grep 'NEEDED.*librcoll\.so\.0' >/dev/null || fail "allgather (rcoll::rcoll) does not load librcoll.so.0"
+readelf -d "$tmp/ex/allgather_static" | grep 'NEEDED.*librcoll\.so' >/dev/null && fail "allgather_static (rcoll::rcoll_static) loads librcoll.so"
 run "find_package, rcoll::rcoll" "$tmp/ex/allgather"
 run "find_package, rcoll::rcoll_static" "$tmp/ex/allgather_static"
 
@@ -75,7 +75,7 @@ step "example through pkg-config: $(pkg-config --cflags --libs rcoll)"
 # shellcheck disable=SC2046 # pkg-config's flags are words
 cc -std=c11 -Wall -Wextra -Werror -o "$tmp/allgather_pc" examples/allgather.c $(pkg-config --cflags --libs rcoll) ||
     fail "cc with pkg-config --cflags --libs rcoll"
-ldd "$tmp/allgather_pc" | grep -q "=> $libdir/librcoll\.so\.0 " || fail "allgather_pc does not load $libdir/librcoll.so.0"
+ldd "$tmp/allgather_pc" | grep "=> $libdir/librcoll\.so\.0 " >/dev/null || fail "allgather_pc does not load $libdir/librcoll.so.0"
 run "pkg-config" "$tmp/allgather_pc"
 
 # 3. pkg-config --static: librcoll.a itself (not librcoll.so from the same -L) plus Libs.private.
@@ -89,7 +89,7 @@ done
 # shellcheck disable=SC2046
 cc -std=c11 -Wall -Wextra -Werror -o "$tmp/allgather_pc_static" examples/allgather.c \
     $(pkg-config --cflags rcoll) "${link[@]}" || fail "cc with pkg-config --static --libs rcoll"
-readelf -d "$tmp/allgather_pc_static" | grep -q 'NEEDED.*librcoll\.so' && fail "the static link loads librcoll.so"
+readelf -d "$tmp/allgather_pc_static" | grep 'NEEDED.*librcoll\.so' >/dev/null && fail "the static link loads librcoll.so"
 run "pkg-config --static" "$tmp/allgather_pc_static"
 
 echo "test_install: 5 of 5 passed (install layout; find_package shared and static; pkg-config shared and static)"

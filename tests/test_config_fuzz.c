@@ -935,7 +935,7 @@ int main(int argc, char **argv)
     for (int v = 0; v < nvars; v++)
         unsetenv(vars[v].name);
     char err[256];
-    job = rcoll_fork_job_create(1, 256);
+    job = rcoll_fork_job_create(1, RCOLL_FORK_OOB_MAX);
     if (!job || rcoll_config_from_env(&baseline, err, sizeof err) != RCOLL_OK) {
         printf("FAIL set-up: %s\n", job ? err : "no fork job");
         return 1;

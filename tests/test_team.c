@@ -2,7 +2,8 @@
  * gives the same outcome on every rank (a team of the right node count, on one node or several
  * (a network channel between them; a build without one: RCOLL_ERR_UNSUPPORTED), with a barrier
  * that works; a malformed map: RCOLL_ERR_INVALID), bad arguments are
- * refused, and 2000 teams created and destroyed in a row leave no file descriptor, mapping or
+ * refused, a member without a context (ctx NULL) makes every member's creation fail alike at
+ * once (and the next team of the same processes works), and 2000 teams created and destroyed in a row leave no file descriptor, mapping or
  * /dev/shm entry behind. Teams made again and again over the same processes take over the
  * segments of destroyed ones (RCOLL_SHM_POOL): 150 rounds of one or two live teams, each
  * running checked blocking, rotating-root, nonblocking and persistent calls, map only a few
@@ -48,6 +49,29 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
     if (!ok)
         fprintf(stderr, "FAIL rank %d map=%s ppn=%s: got %s\n", rank, c->map ? c->map : "-",
                 c->ppn ? c->ppn : "-", rcoll_strerror(st));
+    rcoll_team_destroy(team);
+    rcoll_context_destroy(ctx);
+    return ok ? 0 : 1;
+}
+
+/* Rank 1 has no context in the second of three creations: every rank gets RCOLL_ERR_INVALID
+ * (nobody waits for it), and the third, a kept segment's taker where the pool allows, works. */
+static int absent_main(int rank, const rcoll_oob_t *oob, void *arg)
+{
+    (void)arg;
+    rcoll_context_t *ctx;
+    rcoll_team_t *team = NULL;
+    if (rcoll_context_create(&ctx) != RCOLL_OK)
+        return 2;
+    int ok = rcoll_team_create(ctx, oob, &team) == RCOLL_OK && rcoll_barrier(team) == RCOLL_OK;
+    rcoll_team_destroy(team);
+    team = NULL;
+    rcoll_status_t st = rcoll_team_create(rank == 1 ? NULL : ctx, oob, &team);
+    ok = ok && st == RCOLL_ERR_INVALID && team == NULL;
+    st = rcoll_team_create(ctx, oob, &team);
+    ok = ok && st == RCOLL_OK && rcoll_barrier(team) == RCOLL_OK;
+    if (!ok)
+        fprintf(stderr, "FAIL rank %d: absent member: %s\n", rank, rcoll_strerror(st));
     rcoll_team_destroy(team);
     rcoll_context_destroy(ctx);
     return ok ? 0 : 1;
@@ -259,6 +283,11 @@ int main(void)
     rcoll_context_destroy(ctx);
     printf("%s bad arguments to rcoll_team_create are refused\n", refused ? "ok" : "FAIL");
     refused ? passed++ : failed++;
+
+    int absent_bad = rcoll_fork_run(3, absent_main, NULL, 60);
+    printf("%s a member without a context: every member's creation fails alike, the next works\n",
+           absent_bad ? "FAIL" : "ok");
+    absent_bad ? failed++ : passed++;
 
     int shm_before = count_entries("/dev/shm", "rcoll-");
     int bad = rcoll_fork_run(3, churn_main, NULL, 300);

@@ -101,7 +101,9 @@ typedef struct {
 RCOLL_API void rcoll_context_reg_cache_stats(const rcoll_context_t *ctx, rcoll_reg_cache_stats_t *out);
 
 /* Team: collective over oob->size processes. Every member calls it; the result is agreed, so
- * either all members get a team or all get the same error. */
+ * either all members get a team or all get the same error. A member without a context (its
+ * rcoll_context_create failed) calls it with ctx NULL: it takes part in the first exchange only,
+ * and every member returns RCOLL_ERR_INVALID instead of waiting for it. */
 RCOLL_API rcoll_status_t rcoll_team_create(rcoll_context_t *ctx, const rcoll_oob_t *oob, rcoll_team_t **team);
 /* Local only: unmaps and frees. No member may be inside a collective on the team. */
 RCOLL_API void rcoll_team_destroy(rcoll_team_t *team);

@@ -107,7 +107,7 @@ static void kill_all(pid_t *pids, int size)
 int rcoll_fork_run(int size, int (*fn)(int rank, const rcoll_oob_t *oob, void *arg), void *arg,
                    double timeout_s)
 {
-    rcoll_fork_job_t *job = rcoll_fork_job_create(size, 256);
+    rcoll_fork_job_t *job = rcoll_fork_job_create(size, RCOLL_FORK_OOB_MAX);
     pid_t *pids = calloc((size_t)size, sizeof *pids);
     if (!job || !pids) {
         rcoll_fork_job_destroy(job);

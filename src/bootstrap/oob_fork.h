@@ -8,6 +8,10 @@
 
 typedef struct rcoll_fork_job rcoll_fork_job_t;
 
+/* The largest out-of-band message of a team's creation, with room to spare (its first exchange,
+ * every rank's host, process, cores and transport hello, is about 300 bytes). */
+#define RCOLL_FORK_OOB_MAX 1024
+
 /* A job of `size` ranks whose out-of-band messages are at most `max_len` bytes. */
 rcoll_fork_job_t *rcoll_fork_job_create(int size, size_t max_len);
 void rcoll_fork_job_destroy(rcoll_fork_job_t *job);

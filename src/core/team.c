@@ -116,10 +116,14 @@ rcoll_status_t rcoll_team_wait_failed(struct rcoll_team *t, rcoll_status_t statu
 
 /* ---- creation ---- */
 
+/* What each rank brings to its team's first exchange (and, on a rank without a context, only
+ * `absent`: every rank then fails alike instead of waiting for it). */
 typedef struct {
     char host[64];
     int32_t pid;
-    cpu_set_t cpus; /* where this rank may run */
+    int32_t absent;
+    cpu_set_t cpus;         /* where this rank may run */
+    rcoll_tl_hello_t hello; /* the transport's (a kept segment it could take over) */
 } rank_info_t;
 
 /* Node ids renumbered 0..count-1 in order of first appearance. */
@@ -277,7 +281,10 @@ static struct rcoll_team *team_alloc(rcoll_context_t *ctx, const rcoll_oob_t *oo
     return t;
 }
 
-static rcoll_status_t exchange_info(struct rcoll_team *t, const rcoll_oob_t *oob, rank_info_t **all)
+/* The team's first exchange: every rank's host, process, cores and transport hello (its
+ * preparation in *prep, every rank's hello in *hellos). */
+static rcoll_status_t exchange_info(struct rcoll_team *t, const rcoll_oob_t *oob, rank_info_t **all,
+                                    rcoll_tl_hello_t **hellos, struct rcoll_tl_prep **prep)
 {
     rank_info_t mine;
     memset(&mine, 0, sizeof mine);
@@ -287,13 +294,36 @@ static rcoll_status_t exchange_info(struct rcoll_team *t, const rcoll_oob_t *oob
         for (int c = 0; c < t->ctx->cfg.cores && c < CPU_SETSIZE; c++)
             CPU_SET(c, &mine.cpus);
     *all = calloc((size_t)t->size, sizeof **all);
-    if (!*all)
+    *hellos = calloc((size_t)t->size, sizeof **hellos);
+    if (!*all || !*hellos)
         return RCOLL_ERR_NOMEM; /* cannot take part: the bootstrap will report the others' error */
+    *prep = rcoll_tl_hello(t->ctx->seg_pool, &t->ctx->cfg, t->rank, t->size, &mine.hello);
     if (oob->allgather(&mine, *all, sizeof mine, oob->coll_info) != 0)
         return rcoll_team_error(t, RCOLL_ERR_BOOTSTRAP, "team setup: out-of-band allgather failed");
-    for (int r = 0; r < t->size; r++)
+    for (int r = 0; r < t->size; r++) {
         t->pid_of[r] = (*all)[r].pid;
+        (*hellos)[r] = (*all)[r].hello;
+    }
+    for (int r = 0; r < t->size; r++)
+        if ((*all)[r].absent)
+            return rcoll_team_error(t, RCOLL_ERR_INVALID, "team setup: rank %d has no rcoll "
+                                    "context (it called rcoll_team_create without one)", r);
     return RCOLL_OK;
+}
+
+/* A member without a context takes part in the first exchange as absent, so that every member
+ * returns RCOLL_ERR_INVALID rather than wait for it. */
+static rcoll_status_t abstain(const rcoll_oob_t *oob)
+{
+    rank_info_t mine, *all = calloc((size_t)oob->size, sizeof *all);
+    if (!all)
+        return RCOLL_ERR_NOMEM;
+    memset(&mine, 0, sizeof mine);
+    mine.absent = 1;
+    mine.hello.status = -EINVAL;
+    oob->allgather(&mine, all, sizeof mine, oob->coll_info);
+    free(all);
+    return RCOLL_ERR_INVALID;
 }
 
 /* ---- the transport's view of the team (transport/view.h) ---- */
@@ -377,18 +407,23 @@ static rcoll_status_t team_setup(struct rcoll_team *t, const rcoll_oob_t *oob, c
                                  int host_procs)
 {
     rank_info_t *info = NULL;
-    rcoll_status_t st = exchange_info(t, oob, &info);
+    rcoll_tl_hello_t *hellos = NULL;
+    struct rcoll_tl_prep *prep = NULL;
+    rcoll_status_t st = exchange_info(t, oob, &info, &hellos, &prep);
     if (st == RCOLL_OK)
         st = assign_nodes(t, info, node_of);
     free(info);
-    if (st != RCOLL_OK)
-        return st;
     /* node_count is the same on every rank: all refuse alike, before any network resource. */
-    if (t->ctx->threaded && t->node_count > 1)
-        return rcoll_team_error(t, RCOLL_ERR_UNSUPPORTED,
-                                "team setup: the team spans %d nodes, and its context is used "
-                                "by several threads (teams across nodes share one network "
-                                "worker)", t->node_count);
+    if (st == RCOLL_OK && t->ctx->threaded && t->node_count > 1)
+        st = rcoll_team_error(t, RCOLL_ERR_UNSUPPORTED,
+                              "team setup: the team spans %d nodes, and its context is used by "
+                              "several threads (teams across nodes share one network worker)",
+                              t->node_count);
+    if (st != RCOLL_OK) {
+        rcoll_tl_hello_drop(t->ctx->seg_pool, prep);
+        free(hellos);
+        return st;
+    }
     /* Crowding is judged by every process of the job on this host, where the caller said how
      * many (a team of 2 of 4 ranks on 2 cores is crowded: the other 2 run there too). Core-mates
      * are known only among the ranks of my node's shared segment: the idle-core polls rely on
@@ -404,7 +439,9 @@ static rcoll_status_t team_setup(struct rcoll_team *t, const rcoll_oob_t *oob, c
     /* Threads creating teams at once each get their own number (and shm segment name). */
     t->serial = atomic_fetch_add_explicit(&t->ctx->teams_created, 1, memory_order_relaxed);
     view_init(t);
-    st = rcoll_tl_create(&t->view, oob, &t->tl); /* with a network channel when node_count > 1 */
+    /* with a network channel when node_count > 1 */
+    st = rcoll_tl_create(&t->view, oob, hellos, prep, &t->tl);
+    free(hellos);
     if (st == RCOLL_OK && t->tl->block_slice_ns)
         t->wait.block_slice_ns = t->tl->block_slice_ns;
     if (st == RCOLL_OK)
@@ -417,9 +454,10 @@ static rcoll_status_t team_setup(struct rcoll_team *t, const rcoll_oob_t *oob, c
 static rcoll_status_t team_create(rcoll_context_t *ctx, const rcoll_oob_t *oob, const int *node_of,
                                   int host_procs, rcoll_team_t **out)
 {
-    if (!ctx || !oob || !out || !oob->allgather || oob->size < 1 || oob->rank < 0 ||
-        oob->rank >= oob->size)
+    if (!oob || !out || !oob->allgather || oob->size < 1 || oob->rank < 0 || oob->rank >= oob->size)
         return RCOLL_ERR_INVALID;
+    if (!ctx)
+        return abstain(oob);
     struct rcoll_team *t = team_alloc(ctx, oob);
     if (!t)
         return RCOLL_ERR_NOMEM;

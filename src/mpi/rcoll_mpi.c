@@ -15,9 +15,10 @@
  *   PMPI_Allgather on that communicator) and cached in a communicator attribute. The attribute
  *   is not copied by MPI_Comm_dup; its delete callback destroys the team at MPI_Comm_free, and
  *   MPI_Finalize destroys the remaining teams and the context before PMPI_Finalize.
- * - Before a team is created the ranks agree (PMPI_Allreduce) that each has an rcoll context; a
- *   team creation that fails (agreed on every rank either way) caches a "use PMPI" marker
- *   instead, so the communicator never retries.
+ * - A rank without an rcoll context takes part in the team's creation without one (its first
+ *   exchange only), so every rank's creation fails alike; a team creation that fails (agreed on
+ *   every rank either way) caches a "use PMPI" marker instead, so the communicator never
+ *   retries.
  * - Threads: any thread level. Under MPI_THREAD_MULTIPLE threads call collectives on different
  *   communicators at once (the program orders the calls on any one communicator, MPI's rule),
  *   each on that communicator's team; the context is shared (rcoll_context_set_threaded). The
@@ -394,27 +395,27 @@ static rcoll_context_t *get_context(void)
 
 /* Says (once per process and reason) why comm got no team: its collectives go to PMPI_. An
  * unexpected failure is a warning on the communicator's rank 0, the rest is information. */
-static void log_no_team(MPI_Comm comm, rcoll_context_t *ctx, int local_fail, int any_fail,
-                        rcoll_status_t st)
+static void log_no_team(MPI_Comm comm, rcoll_context_t *ctx, int local_fail, rcoll_status_t st)
 {
     char label[MPI_MAX_OBJECT_NAME + 64];
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
     comm_label(comm, label, sizeof label);
     int level = rank == 0 ? LOG_WARN : LOG_INFO;
-    if (!any_fail && st == RCOLL_ERR_UNSUPPORTED && g.thread_level == MPI_THREAD_MULTIPLE)
+    if (!local_fail && st == RCOLL_ERR_UNSUPPORTED && g.thread_level == MPI_THREAD_MULTIPLE)
         log_aside(ASIDE_NODES, LOG_INFO, "%s spans several nodes, and MPI provides "
                   "MPI_THREAD_MULTIPLE (teams across nodes share one UCX worker, used by one "
                   "thread at a time): its collectives go to the MPI library", label);
     else if (ctx == NULL)
         log_aside(ASIDE_NO_CONTEXT, level, "no rcoll context on this rank (%s): collectives go "
                   "to the MPI library", rcoll_strerror(g.ctx_status));
-    else if (any_fail)
-        log_aside(ASIDE_NO_CONTEXT, level, "%s: %s: its collectives go to the MPI library",
-                  label, local_fail ? "out of memory" : "a rank has no rcoll context");
+    else if (local_fail)
+        log_aside(ASIDE_NO_CONTEXT, level, "%s: out of memory: its collectives go to the MPI "
+                  "library", label);
     else
-        log_aside(ASIDE_TEAM, level, "%s: team creation failed (%s): its collectives go to the "
-                  "MPI library", label, rcoll_strerror(st));
+        log_aside(ASIDE_TEAM, level, "%s: team creation failed (%s%s): its collectives go to the "
+                  "MPI library", label, rcoll_strerror(st),
+                  st == RCOLL_ERR_INVALID ? "; e.g. a rank without an rcoll context" : "");
 }
 
 void rmpi_log_caller_mode(MPI_Comm comm, const char *how)
@@ -454,23 +455,18 @@ static rcoll_team_t *create_team(MPI_Comm comm)
     rcoll_context_t *ctx = get_context();
     struct team_node *n = calloc(1, sizeof(*n));
     int local_fail = ctx == NULL || n == NULL;
-    /* Every rank takes the same path, even if only one of them lacks a context. */
-    int any_fail = 1;
-    if (PMPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
-        any_fail = 1;
+    /* Every rank takes the same path, even if only one of them lacks a context: that one takes
+     * part in the team's first exchange without one (no agreement of its own before it). */
+    MPI_Comm oob_comm = comm; /* lives while the team is created */
+    rcoll_oob_t oob;
+    rcoll_oob_from_mpi_comm(&oob_comm, &oob);
     rcoll_team_t *team = NULL;
-    rcoll_status_t st = RCOLL_ERR_INVALID;
-    if (!any_fail) {
-        MPI_Comm oob_comm = comm; /* lives while the team is created */
-        rcoll_oob_t oob;
-        rcoll_oob_from_mpi_comm(&oob_comm, &oob);
-        st = rcoll_team_create(ctx, &oob, &team);
-        if (st != RCOLL_OK)
-            team = NULL;
-    }
+    rcoll_status_t st = rcoll_team_create(local_fail ? NULL : ctx, &oob, &team);
+    if (st != RCOLL_OK)
+        team = NULL;
     if (team == NULL) {
         free(n);
-        log_no_team(comm, ctx, local_fail, any_fail, st);
+        log_no_team(comm, ctx, local_fail, st);
         set_attr_or_abort(comm, PMPI_MARKER);
         return NULL;
     }

@@ -1269,20 +1269,12 @@ static const rcoll_tl_ops_t shm_ops = {
 
 /* ---- creation ---- */
 
-/* Kept segments a rank offers for reuse at a team's creation (the segment pool, below). */
-#define POOL_OFFER_MAX 4
-
-typedef struct {
-    uint64_t id, seq, nb_seq;
-} pool_offer_t;
-
 typedef struct {
     char name[64];
     int32_t status;
-    uint32_t ncand;       /* kept segments this rank could reuse for the team, in cand[] */
+    uint32_t reserved;
     uint64_t probe_addr;
     uint64_t id;          /* the leader's new segment's number */
-    pool_offer_t cand[POOL_OFFER_MAX];
 } shm_offer_t;
 
 typedef struct {
@@ -1299,16 +1291,19 @@ typedef struct {
  * ~0.8 us to map in each further process) and the unmapping. A destroyed team's segment is
  * therefore kept, mapped, by each of its processes (at most RCOLL_SHM_POOL per context), and a
  * later team of the same processes in the same order with the same layout takes it over:
- *   - at creation every rank offers the kept segments that would fit (reserved meanwhile, so
- *     that two threads creating teams at once never offer the same one), the leader instead
- *     of making a new one; the first of the leader's that every rank offered is taken, alike
- *     on every rank: every rank kept it, so every rank's earlier team is gone and nobody
- *     touches it any more;
+ *   - every rank offers, in its hello to the team's first exchange (core's, before the team's
+ *     nodes are known), the kept segments that would fit a team of one node (reserved
+ *     meanwhile, so that two threads creating teams at once never offer the same one): of the
+ *     team's size, its layout, with this process at this rank; the first of the leader's that
+ *     every rank offered is taken, alike on every rank (from the hellos only), where the team
+ *     has one node and no hello reports a failed preparation: every rank kept it, so every rank's earlier team is gone and nobody
+ *     touches it any more, and it holds the same processes in the same order (each is at its
+ *     rank there);
  *   - nothing in it is reset (a rank could not know when its peers stop reading): the new team
  *     numbers its calls and board posts on from the highest its ranks reached there, so every
  *     word left behind reads as an older call, as a ring slot's words do when it is reused;
  *   - otherwise (the leader had none to offer, or no offer was common) the leader makes a new
- *     segment as always (one exchange more where the leader offered in vain).
+ *     segment as always, the reservations going back to the pool.
  * Kept: single-node teams with single copy (CMA) whose calls all ended in step (no error, no
  * request outstanding; rcoll_tl_t.reusable). The oldest kept segment is unmapped when the pool
  * is full, the rest when the context is destroyed. */
@@ -1373,40 +1368,6 @@ static uint64_t pool_new_id(struct rcoll_seg_pool *pool)
     return (uint64_t)(uint32_t)getpid() << 32 | n;
 }
 
-/* Whether kept segment e has the layout of s's team and was its processes' in the same order. */
-static bool pool_fits(const pooled_t *e, const shm_tl_t *s)
-{
-    const rcoll_view_t *t = s->v;
-    return e->size == t->size && e->seg_bytes == s->seg_bytes && e->area_bytes == s->area_bytes &&
-           e->board_bytes == s->board_bytes && e->inbox_bytes == s->base.inbox_bytes &&
-           e->depth == s->depth && e->box_depth == s->box_depth &&
-           memcmp(e->pids, t->pid_of, (size_t)t->size * sizeof *e->pids) == 0;
-}
-
-/* Takes the kept segments that fit s's team out of the pool (at most POOL_OFFER_MAX) and lists
- * them in `offer`; returned by pool_return unless one is chosen. */
-static pooled_t *pool_reserve(shm_tl_t *s, shm_offer_t *offer)
-{
-    struct rcoll_seg_pool *pool = s->v->seg_pool;
-    pooled_t *held = NULL, **tail = &held;
-    pthread_mutex_lock(&pool->lock);
-    for (pooled_t **pp = &pool->head; *pp && offer->ncand < POOL_OFFER_MAX;) {
-        pooled_t *e = *pp;
-        if (!pool_fits(e, s)) {
-            pp = &e->next;
-            continue;
-        }
-        *pp = e->next;
-        pool->count--;
-        e->next = NULL;
-        *tail = e;
-        tail = &e->next;
-        offer->cand[offer->ncand++] = (pool_offer_t){e->id, e->seq, e->nb_seq};
-    }
-    pthread_mutex_unlock(&pool->lock);
-    return held;
-}
-
 /* Puts e (a list) at the head of the pool; what no longer fits its size is unmapped. */
 static void pool_return(struct rcoll_seg_pool *pool, pooled_t *list)
 {
@@ -1436,28 +1397,32 @@ static void pool_return(struct rcoll_seg_pool *pool, pooled_t *list)
     }
 }
 
-static const pool_offer_t *offered(const shm_offer_t *o, uint64_t id)
+static bool offered(const rcoll_tl_hello_t *h, uint64_t id, uint64_t *seq, uint64_t *nb_seq)
 {
-    for (uint32_t i = 0; i < o->ncand && i < POOL_OFFER_MAX; i++)
-        if (o->cand[i].id == id)
-            return &o->cand[i];
-    return NULL;
+    for (uint32_t i = 0; i < h->ncand && i < RCOLL_TL_HELLO_CAND; i++)
+        if (h->cand[i].id == id) {
+            *seq = h->cand[i].seq > *seq ? h->cand[i].seq : *seq;
+            *nb_seq = h->cand[i].nb_seq > *nb_seq ? h->cand[i].nb_seq : *nb_seq;
+            return true;
+        }
+    return false;
 }
 
 /* The first of the leader's offered segments that every rank offered (alike on every rank:
- * from the offers only), its numbers on from the highest any rank reached; 0 if none. */
-static uint64_t pool_choose(const shm_tl_t *s, const shm_offer_t *offers, uint64_t *seq, uint64_t *nb_seq)
+ * from the hellos only), its numbers on from the highest any rank reached; 0 if none. */
+static uint64_t pool_choose(const shm_tl_t *s, const rcoll_tl_hello_t *hellos, uint64_t *seq,
+                            uint64_t *nb_seq)
 {
     const rcoll_view_t *t = s->v;
-    const shm_offer_t *lead = &offers[t->local_ranks[0]];
-    for (uint32_t i = 0; i < lead->ncand && i < POOL_OFFER_MAX; i++) {
+    const rcoll_tl_hello_t *lead = &hellos[t->local_ranks[0]];
+    if (t->node_count != 1)
+        return 0;
+    for (uint32_t i = 0; i < lead->ncand && i < RCOLL_TL_HELLO_CAND; i++) {
         uint64_t id = lead->cand[i].id;
         *seq = *nb_seq = 0;
         int r = 0;
-        for (const pool_offer_t *c; r < t->size && (c = offered(&offers[r], id)); r++) {
-            *seq = c->seq > *seq ? c->seq : *seq;
-            *nb_seq = c->nb_seq > *nb_seq ? c->nb_seq : *nb_seq;
-        }
+        while (r < t->size && offered(&hellos[r], id, seq, nb_seq))
+            r++;
         if (r == t->size)
             return id;
     }
@@ -1543,6 +1508,116 @@ static void layout(shm_tl_t *s, const rcoll_view_t *t, size_t inbox_bytes)
                                                             board_areas(t->cfg), t->cfg->nb_inline) : 0;
     s->off_board = s->seg_bytes;
     s->seg_bytes += (s->board_bytes + 4095) & ~(size_t)4095;
+}
+
+/* The rings' depths and the layout of a team's segment. */
+static void plan(shm_tl_t *s, const rcoll_view_t *t)
+{
+    /* Across nodes both rings keep the boxes' depth: a publication's pushed blocks and its
+     * readers' word (wait_outbox_free) are tracked per box slot. */
+    s->box_depth = BOX_DEPTH;
+    s->depth = t->node_count == 1 && t->cfg->depth >= 2 && t->cfg->depth <= RCOLL_DEPTH_MAX
+                   ? (unsigned)t->cfg->depth : BOX_DEPTH;
+    layout(s, t, t->cfg->inbox_bytes);
+}
+
+/* Whether kept segment e has the layout of `s`. */
+static bool pool_fits(const pooled_t *e, const shm_tl_t *s)
+{
+    return e->seg_bytes == s->seg_bytes && e->area_bytes == s->area_bytes &&
+           e->board_bytes == s->board_bytes && e->inbox_bytes == s->base.inbox_bytes &&
+           e->depth == s->depth && e->box_depth == s->box_depth;
+}
+
+/* The transport's memory for a team of `size` ranks (a node's ranks are at most that many). */
+static shm_tl_t *shm_alloc(int size)
+{
+    shm_tl_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->memfd = -1;
+    s->base.ops = &shm_ops;
+    s->base.pull_reader = RCOLL_PULL_EVERY;
+    for (int k = 0; k < RCOLL_DEPTH_MAX; k++)
+        s->pub_reader[k] = RCOLL_PULL_EVERY;
+    s->cma_probe = SHM_MAGIC;
+    s->area = calloc((size_t)size, sizeof *s->area);
+    s->peer_done_seen = calloc((size_t)size, sizeof *s->peer_done_seen);
+    s->bounce_sent = calloc((size_t)size, sizeof *s->bounce_sent);
+    s->sent_seq = calloc(2 * (size_t)size, sizeof *s->sent_seq);
+    s->sent_bytes = s->sent_seq ? s->sent_seq + size : NULL;
+    if (!s->area || !s->peer_done_seen || !s->bounce_sent || !s->sent_seq) {
+        shm_destroy(&s->base);
+        return NULL;
+    }
+    return s;
+}
+
+/* What a hello prepared: the transport's memory, allocated before the first exchange so that
+ * its failure is in the hello (every rank then knows not to take a kept segment), and the
+ * kept segments this rank offered. */
+struct rcoll_tl_prep {
+    shm_tl_t *s;
+    pooled_t *held;
+};
+
+/* The kept segments of `pool` that fit a team of `size` ranks on one node in which this
+ * process is rank `rank`, taken out of the pool (at most RCOLL_TL_HELLO_CAND) and listed. */
+static pooled_t *pool_reserve(struct rcoll_seg_pool *pool, const rcoll_config_t *cfg, int rank,
+                              int size, rcoll_tl_hello_t *out)
+{
+    rcoll_view_t one = {.rank = rank, .size = size, .node_count = 1, .local_rank = rank,
+                        .local_size = size, .ppn_max = size, .cfg = cfg};
+    shm_tl_t want;
+    memset(&want, 0, sizeof want);
+    plan(&want, &one);
+    pid_t me = getpid();
+    pooled_t *held = NULL, **tail = &held;
+    pthread_mutex_lock(&pool->lock);
+    for (pooled_t **pp = &pool->head; *pp && out->ncand < RCOLL_TL_HELLO_CAND;) {
+        pooled_t *e = *pp;
+        if (e->size != size || e->pids[rank] != me || !pool_fits(e, &want)) {
+            pp = &e->next;
+            continue;
+        }
+        *pp = e->next;
+        pool->count--;
+        e->next = NULL;
+        *tail = e;
+        tail = &e->next;
+        out->cand[out->ncand].id = e->id;
+        out->cand[out->ncand].seq = e->seq;
+        out->cand[out->ncand].nb_seq = e->nb_seq;
+        out->ncand++;
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return held;
+}
+
+struct rcoll_tl_prep *rcoll_node_tl_hello(struct rcoll_seg_pool *pool, const rcoll_config_t *cfg,
+                                          int rank, int size, rcoll_tl_hello_t *out)
+{
+    memset(out, 0, sizeof *out);
+    struct rcoll_tl_prep *prep = calloc(1, sizeof *prep);
+    if (prep)
+        prep->s = shm_alloc(size);
+    if (!prep || !prep->s) {
+        free(prep);
+        out->status = -ENOMEM;
+        return NULL;
+    }
+    if (pool)
+        prep->held = pool_reserve(pool, cfg, rank, size, out);
+    return prep;
+}
+
+void rcoll_node_tl_hello_drop(struct rcoll_seg_pool *pool, struct rcoll_tl_prep *prep)
+{
+    if (!prep)
+        return;
+    pool_return(pool, prep->held);
+    shm_destroy(&prep->s->base);
+    free(prep);
 }
 
 /* The memory file of a new segment (memfd, or POSIX when `posix`), its size set; its name for
@@ -1712,65 +1787,63 @@ static rcoll_status_t agree(shm_tl_t *s, const rcoll_oob_t *oob, shm_answer_t mi
     return st;
 }
 
-rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oob, rcoll_tl_t **out)
+/* Every rank's hellos say nothing failed, and node_count is alike: so is the choice. */
+static bool take_kept(shm_tl_t *s, const rcoll_tl_hello_t *hellos, pooled_t **held)
 {
-    /* Without these few bytes this rank cannot even take part in the exchange. */
-    shm_offer_t *offers = calloc((size_t)t->size, sizeof *offers);
-    if (!offers)
-        return rcoll_view_error(t, RCOLL_ERR_NOMEM, "shm transport: out of memory");
-    shm_tl_t *s = calloc(1, sizeof *s);
-    if (s) {
-        s->area = calloc((size_t)t->local_size, sizeof *s->area);
-        s->peer_done_seen = calloc((size_t)t->size, sizeof *s->peer_done_seen);
-        s->bounce_sent = calloc((size_t)t->local_size, sizeof *s->bounce_sent);
-        s->sent_seq = calloc(2 * (size_t)t->size, sizeof *s->sent_seq);
-        s->sent_bytes = s->sent_seq ? s->sent_seq + t->size : NULL;
-        if (t->node_count > 1) {
-            s->adv_seen = calloc((size_t)t->size, sizeof *s->adv_seen);
-            s->heard = calloc(2 * (size_t)t->size, sizeof *s->heard);
-            s->pulled_from = s->heard ? s->heard + t->size : NULL;
-        }
+    const rcoll_view_t *t = s->v;
+    for (int r = 0; r < t->size; r++)
+        if (hellos[r].status)
+            return false;
+    uint64_t seq = 0, nb_seq = 0, id = pool_choose(s, hellos, &seq, &nb_seq);
+    if (id)
+        pool_take(s, held, id, seq, nb_seq);
+    return id != 0;
+}
+
+rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oob,
+                                    const rcoll_tl_hello_t *hellos, struct rcoll_tl_prep *prep,
+                                    rcoll_tl_t **out)
+{
+    shm_tl_t *s = prep ? prep->s : NULL; /* allocated by the hello (NULL: it said so) */
+    pooled_t *held = prep ? prep->held : NULL;
+    free(prep);
+    if (s && t->node_count > 1) {
+        s->adv_seen = calloc((size_t)t->size, sizeof *s->adv_seen);
+        s->heard = calloc(2 * (size_t)t->size, sizeof *s->heard);
+        s->pulled_from = s->heard ? s->heard + t->size : NULL;
     }
-    int err = (!s || !offers || !s->area || !s->peer_done_seen || !s->bounce_sent || !s->sent_seq ||
-               (t->node_count > 1 && (!s->adv_seen || !s->heard))) ? -ENOMEM : 0;
+    int err = (!s || (t->node_count > 1 && (!s->adv_seen || !s->heard))) ? -ENOMEM : 0;
     bool leader = t->local_rank == 0;
     if (s) {
-        s->memfd = -1;
-        s->base.ops = &shm_ops;
         s->base.wait = t->wait;
-        s->base.pull_reader = RCOLL_PULL_EVERY;
-        for (int k = 0; k < RCOLL_DEPTH_MAX; k++)
-            s->pub_reader[k] = RCOLL_PULL_EVERY;
-        /* Across nodes both rings keep the boxes' depth: a publication's pushed blocks and
-         * its readers' word (wait_outbox_free) are tracked per box slot. */
-        s->box_depth = BOX_DEPTH;
-        s->depth = t->node_count == 1 && t->cfg->depth >= 2 && t->cfg->depth <= RCOLL_DEPTH_MAX
-                       ? (unsigned)t->cfg->depth : BOX_DEPTH;
         s->v = t;
         s->my_index = t->local_rank;
-        s->cma_probe = SHM_MAGIC;
-        layout(s, t, t->cfg->inbox_bytes);
+        plan(s, t);
     }
-    rcoll_status_t st;
-    bool retry = false, posix = t->cfg->shm_posix, reused = false;
-    /* Kept segments are offered once, in the first round (the segment pool, above). */
-    bool pool = s && !err && t->node_count == 1 && t->seg_pool;
-    do { /* a kept segment, a memfd, then (a peer could not open it) a POSIX segment */
+    /* A kept segment offered by every rank (the segment pool, above): no exchange at all. */
+    bool reused = s && take_kept(s, hellos, &held);
+    pool_return(t->seg_pool, held);
+    rcoll_status_t st = RCOLL_OK;
+    bool retry = !reused, posix = t->cfg->shm_posix;
+    /* Without these few bytes this rank cannot even take part in the exchange. */
+    shm_offer_t *offers = reused ? NULL : calloc((size_t)t->size, sizeof *offers);
+    if (!reused && !offers) {
+        shm_destroy(s ? &s->base : NULL);
+        return rcoll_view_error(t, RCOLL_ERR_NOMEM, "shm transport: out of memory");
+    }
+    while (retry) { /* a memfd, then (a peer could not open it) a POSIX segment */
         shm_offer_t mine;
         memset(&mine, 0, sizeof mine);
         mine.status = err;
         mine.probe_addr = s ? (uint64_t)(uintptr_t)&s->cma_probe : 0;
-        pooled_t *held = pool ? pool_reserve(s, &mine) : NULL;
         char created[64] = "";
-        if (s && !err && leader && !mine.ncand &&
+        if (s && !err && leader &&
             (mine.status = create_segment(s, posix, created, sizeof created)) == 0) {
             memcpy(mine.name, created, sizeof created);
             mine.id = s->seg_id = pool_new_id(t->seg_pool);
         }
         st = exchange(oob, &mine, offers, sizeof mine);
         if (st != RCOLL_OK) {
-            if (held)
-                pool_return(t->seg_pool, held);
             if (created[0] && !is_memfd_name(created))
                 shm_unlink(created);
             shm_destroy(s ? &s->base : NULL);
@@ -1784,20 +1857,6 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
             return rcoll_view_error(t, RCOLL_ERR_NOMEM, "shm transport: out of memory");
         }
         const shm_offer_t *lead = &offers[t->local_ranks[0]];
-        if (lead->ncand) { /* the leader made no segment: one that every rank kept, or again */
-            uint64_t seq = 0, nb_seq = 0, id = pool_choose(s, offers, &seq, &nb_seq);
-            if (id)
-                pool_take(s, &held, id, seq, nb_seq);
-            if (held)
-                pool_return(t->seg_pool, held);
-            pool = false;
-            retry = !id;
-            reused = id != 0;
-            continue;
-        }
-        if (held)
-            pool_return(t->seg_pool, held);
-        pool = false;
         if (!leader)
             s->seg_id = lead->id;
         shm_answer_t answer = {mine.status, 0, 0};
@@ -1821,7 +1880,7 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
             rcoll_view_log(t, RCOLL_LOG_INFO, "shm transport: a rank could not open its node "
                            "leader's memfd (/proc/<pid>/fd): a POSIX segment in /dev/shm instead");
         posix = true; /* a POSIX segment's failures are never retried */
-    } while (retry);
+    }
     if (reused)
         set_slice(s);
     free(offers);

@@ -5,10 +5,17 @@
 
 #include "transport/transport.h"
 
-/* Collective over the team (uses the out-of-band allgather three times, or once where it takes
- * over a kept segment, and the network channel's creation when the team spans nodes); the
- * outcome is agreed by all ranks of the team. The segment is unlinked before this returns. */
-rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *v, const rcoll_oob_t *oob, rcoll_tl_t **out);
+/* Collective over the team (uses the out-of-band allgather twice, or not at all where it takes
+ * over a kept segment offered in every rank's hello, and the network channel's creation when
+ * the team spans nodes); the outcome is agreed by all ranks of the team. The segment is
+ * unlinked before this returns. */
+rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *v, const rcoll_oob_t *oob,
+                                    const rcoll_tl_hello_t *hellos, struct rcoll_tl_prep *prep,
+                                    rcoll_tl_t **out);
+/* rcoll_tl_hello and rcoll_tl_hello_drop (transport.h) of the node transport. */
+struct rcoll_tl_prep *rcoll_node_tl_hello(struct rcoll_seg_pool *pool, const rcoll_config_t *cfg,
+                                          int rank, int size, rcoll_tl_hello_t *out);
+void rcoll_node_tl_hello_drop(struct rcoll_seg_pool *pool, struct rcoll_tl_prep *prep);
 
 /* The segments of destroyed teams on one node that a process keeps for a later team of the
  * same processes (at most `max`; NULL for 0): one per context, destroyed with it (unmapping

@@ -17,7 +17,20 @@ rcoll_status_t rcoll_tl_wait(rcoll_tl_t *tl, const rcoll_event_t *ev)
     return RCOLL_OK;
 }
 
-rcoll_status_t rcoll_tl_create(const rcoll_view_t *v, const rcoll_oob_t *oob, rcoll_tl_t **out)
+rcoll_status_t rcoll_tl_create(const rcoll_view_t *v, const rcoll_oob_t *oob,
+                               const rcoll_tl_hello_t *hellos, struct rcoll_tl_prep *prep,
+                               rcoll_tl_t **out)
 {
-    return rcoll_node_tl_create(v, oob, out);
+    return rcoll_node_tl_create(v, oob, hellos, prep, out);
+}
+
+struct rcoll_tl_prep *rcoll_tl_hello(struct rcoll_seg_pool *pool, const rcoll_config_t *cfg,
+                                     int rank, int size, rcoll_tl_hello_t *out)
+{
+    return rcoll_node_tl_hello(pool, cfg, rank, size, out);
+}
+
+void rcoll_tl_hello_drop(struct rcoll_seg_pool *pool, struct rcoll_tl_prep *prep)
+{
+    rcoll_node_tl_hello_drop(pool, prep);
 }

@@ -146,9 +146,37 @@ struct rcoll_tl {
     bool reusable;
 };
 
+/* What a rank brings for the transport to its team's first exchange (core's, which carries it
+ * as plain bytes): whether its preparation failed (status, -errno) and the kept segments it
+ * could take over (the segment pool, transport/node.c), so that a team that takes one over
+ * needs no exchange of the transport's own. */
+#define RCOLL_TL_HELLO_CAND 4
+typedef struct {
+    uint32_t ncand;
+    int32_t status;
+    struct {
+        uint64_t id, seq, nb_seq;
+    } cand[RCOLL_TL_HELLO_CAND];
+} rcoll_tl_hello_t;
+
+/* What a hello prepared on this rank (its memory, the kept segments it reserved), until
+ * rcoll_tl_create or rcoll_tl_hello_drop consumes it. NULL: the preparation failed (the hello
+ * says so). */
+struct rcoll_tl_prep;
+
+/* Fills rank `rank`'s hello for a team of `size` processes of a context with segment pool
+ * `pool` (NULL: none), reserving what it offers (two threads creating teams at once never
+ * offer the same). A team that fails before rcoll_tl_create drops the preparation. */
+struct rcoll_tl_prep *rcoll_tl_hello(struct rcoll_seg_pool *pool, const rcoll_config_t *cfg,
+                                     int rank, int size, rcoll_tl_hello_t *out);
+void rcoll_tl_hello_drop(struct rcoll_seg_pool *pool, struct rcoll_tl_prep *prep);
+
 /* The transport factory: the node transport (shared memory on the node, the network channel
- * RCOLL_NET chose to other nodes), created collectively over the team described by `v`. */
-rcoll_status_t rcoll_tl_create(const rcoll_view_t *v, const rcoll_oob_t *oob, rcoll_tl_t **out);
+ * RCOLL_NET chose to other nodes), created collectively over the team described by `v`, from
+ * every rank's hello (`hellos`, in rank order) and this rank's preparation (always consumed). */
+rcoll_status_t rcoll_tl_create(const rcoll_view_t *v, const rcoll_oob_t *oob,
+                               const rcoll_tl_hello_t *hellos, struct rcoll_tl_prep *prep,
+                               rcoll_tl_t **out);
 
 /* Wait until `ev` happened (the policy's spin/yield/block, then the team's timeout). */
 rcoll_status_t rcoll_tl_wait(rcoll_tl_t *tl, const rcoll_event_t *ev);

@@ -13,6 +13,7 @@
  * Slots are many and small (a call whose data fits its head run needs nothing else: a rank may
  * run K calls ahead), inline areas few and large. */
 #include "transport/board.h"
+#include "transport/copy.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -273,6 +274,61 @@ rcoll_status_t rcoll_board_read(rcoll_board_t *b, int peer, uint64_t seq, void *
         return RCOLL_OK;
     }
     return cma(b, peer, dst, addr, len, false);
+}
+
+/* The line that tells how many bytes of a streamed block are there: the one after the head. */
+static rcoll_line_t *stream_line(rcoll_board_t *b, int rank, uint64_t seq)
+{
+    return rcoll_board_head_at(b, rank, seq) + 1;
+}
+
+void rcoll_board_stream_open(rcoll_board_t *b, uint64_t seq)
+{
+    /* Before the post's release: a reader that sees the post sees 0 or more of this call. */
+    atomic_store_explicit(&stream_line(b, b->rank, seq)->value, 0, memory_order_relaxed);
+}
+
+/* From this size a copy into the board streams (rcoll_board_fill). */
+#define FILL_STREAM_MIN (16 * 1024)
+
+void rcoll_board_fill(void *dst, const void *src, size_t len)
+{
+    copy_stream(dst, src, len, len >= FILL_STREAM_MIN);
+}
+
+void rcoll_board_stream_fill(rcoll_board_t *b, uint64_t seq, size_t off, const void *src, size_t len)
+{
+    copy_stream(rcoll_board_inline(b, seq) + off, src, len, true); /* a streamed block: >= 16 KB */
+    rcoll_line_post(stream_line(b, b->rank, seq), off + len);
+}
+
+rcoll_status_t rcoll_board_read_stream(rcoll_board_t *b, int peer, uint64_t seq, void *dst,
+                                       uint64_t addr, size_t len)
+{
+    rcoll_line_t *line = stream_line(b, peer, seq);
+    const unsigned char *from = rcoll_board_area_at(b, peer, seq) + (addr & ~RCOLL_BOARD_INLINE);
+    size_t at = addr & ~RCOLL_BOARD_INLINE, done = 0;
+    rcoll_waiter_t w;
+    bool waited = false;
+    while (done < len) {
+        uint64_t there = atomic_load_explicit(&line->value, memory_order_acquire);
+        size_t upto = there > at ? (size_t)(there - at) : 0;
+        if (upto > len)
+            upto = len;
+        if (upto > done) {
+            memcpy((unsigned char *)dst + done, from + done, upto - done);
+            done = upto;
+            continue;
+        }
+        if (!waited)
+            rcoll_waiter_start(&w, b->v->wait);
+        waited = true;
+        rcoll_status_t st = rcoll_waiter_pause(&w, line, at + done + 1);
+        if (st != RCOLL_OK)
+            return rcoll_view_error(b->v, st, "%s: rank %d's streamed data stopped after %zu of %zu "
+                                    "bytes", rcoll_view_coll(b->v, "nonblocking"), peer, done, len);
+    }
+    return RCOLL_OK;
 }
 
 rcoll_status_t rcoll_board_write(rcoll_board_t *b, int peer, uint64_t addr, const void *src, size_t len)

@@ -207,6 +207,23 @@ static inline bool rcoll_board_mismatch(rcoll_board_t *b, int src, int dst, uint
     return w >> 1 == seq && (w & 1);
 }
 
+/* Copies my data into my inline area or head run (`dst` there), from 16 KB with non-temporal
+ * stores: a peer read these lines in an earlier call, and taking each back for writing made a
+ * copy of 64 KB take ~30 us instead of ~3 in some runs (transport/copy.h). */
+void rcoll_board_fill(void *dst, const void *src, size_t len);
+
+/* Streamed data: a call whose one shared block goes to its inline area may copy it there after
+ * its post, part by part, each part's end told on the line after its head line (the head run
+ * holds no data then); its readers copy each part out as soon as it is there, so a bcast root's
+ * copy in overlaps its receivers' copies out instead of preceding them. open: before the post
+ * (nothing there yet); fill: copies one part in at `off` and tells it. */
+void rcoll_board_stream_open(rcoll_board_t *b, uint64_t seq);
+void rcoll_board_stream_fill(rcoll_board_t *b, uint64_t seq, size_t off, const void *src, size_t len);
+/* As rcoll_board_read of a peer's streamed inline address: waits (the team's wait policy) for
+ * each part it copies out. */
+rcoll_status_t rcoll_board_read_stream(rcoll_board_t *b, int peer, uint64_t seq, void *dst,
+                                       uint64_t addr, size_t len);
+
 /* Copies between my memory and `peer`'s posted region of seq: an inline or head address reads
  * the peer's slot directly, any other goes by CMA. */
 rcoll_status_t rcoll_board_read(rcoll_board_t *b, int peer, uint64_t seq, void *dst, uint64_t addr,

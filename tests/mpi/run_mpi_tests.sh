@@ -133,7 +133,9 @@ run() {
             if [ "$check" = log ]; then grep -m 2 '^rcoll' "$out" | sed 's/^/     /'; fi)
         echo pass >>"$LOG/results"
     else
+        # (a rank's own FAIL line first: mpirun's message about it can fill the tail)
         report=$(echo "FAIL $name: $why"
+            grep -m 5 -E '(^|: )FAIL|^rcoll: ' "$out" | sed 's/^/   ! /'
             tail -n 25 "$out" | sed 's/^/     /')
         echo fail >>"$LOG/results"
     fi

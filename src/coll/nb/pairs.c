@@ -5,7 +5,8 @@
  * memory that goes to it and the region where its data for the rank goes (rcoll_nb_regions).
  * At start a rank posts both on the board; data it sends of at most RCOLL_NB_INLINE bytes in
  * all is copied onto the board first, into its slot's head run or an inline area (its buffers
- * are then free at once). A pair is moved by the first rank that finds both ends posted and
+ * are then free at once; one shared block of 16 KB or more is streamed instead: posted first,
+ * then copied in parts its readers take as they come). A pair is moved by the first rank that finds both ends posted and
  * claims it:
  *   - an inline block by its receiver (a copy out of shared memory), or, from 4 KB, by the
  *     sender (CMA) when the receiver is not inside rcoll; the sender also writes it when it
@@ -144,7 +145,7 @@ static void copy_inline(rcoll_board_desc_t *d, int size, int me, unsigned char *
             continue;
         }
         last = d[p].send;
-        memcpy(area + off, (const void *)(uintptr_t)d[p].send.addr, d[p].send.len);
+        rcoll_board_fill(area + off, (const void *)(uintptr_t)d[p].send.addr, d[p].send.len);
         last_off = d[p].send.addr = RCOLL_BOARD_INLINE | off;
         off += (d[p].send.len + 63) & ~(size_t)63;
     }
@@ -196,7 +197,15 @@ static bool has(uint64_t mask, int p)
 #define DIRECT (1u << 31)
 #define DIRECT_PER_PEER (1u << 30)
 #define DIRECT_AREA (1u << 29)
+#define DIRECT_STREAM (1u << 28) /* the area's one shared block is streamed (rcoll_board_stream_*) */
 #define DIRECT_LEN 0xffffffu
+
+/* A shared block in the inline area from this size is streamed: posted first, then copied in
+ * parts that its readers copy out as they come, where every rank has its own core (crowded
+ * ranks take turns on a core: the reader would only wait). np=2, post+wait against rcoll's own
+ * blocking call: docs/tuning.md, "Nonblocking collectives". */
+#define STREAM_MIN (16 * 1024)
+#define STREAM_PART (8 * 1024)
 
 /* The peers' ordinal of p seen from me (me skipped). */
 static int ordinal(int p, int me)
@@ -245,8 +254,8 @@ static uint32_t direct_word(const struct rcoll_request *r, const rcoll_board_des
     return 0;
 }
 
-/* Copies my blocks where the word says and points my descriptors at them (a peer pushed to
- * by CMA or rescued reads them there). */
+/* Copies my blocks where the word says (a streamed one after the post) and points my
+ * descriptors at them (a peer pushed to by CMA or rescued reads them there). */
 static void copy_direct(const struct rcoll_request *r, rcoll_board_t *b, rcoll_board_desc_t *d, uint32_t word)
 {
     int size = r->args.size, me = r->args.rank;
@@ -257,8 +266,8 @@ static void copy_direct(const struct rcoll_request *r, rcoll_board_t *b, rcoll_b
         if (!has(r->out, p))
             continue;
         uint64_t addr = direct_addr(word, ordinal(p, me));
-        if (len && (!copied || (word & DIRECT_PER_PEER)))
-            memcpy(base + (addr & ~RCOLL_BOARD_HELD), (const void *)(uintptr_t)d[p].send.addr, len);
+        if (len && !(word & DIRECT_STREAM) && (!copied || (word & DIRECT_PER_PEER)))
+            rcoll_board_fill(base + (addr & ~RCOLL_BOARD_HELD), (const void *)(uintptr_t)d[p].send.addr, len);
         copied = true;
         d[p].send.addr = addr;
     }
@@ -310,8 +319,17 @@ static rcoll_status_t pairs_start(struct rcoll_request *r, rcoll_board_t *b)
      * should they ever disagree), blocks that would need it stay in my buffers, read or written
      * by CMA. */
     uint32_t word = direct_word(r, d, r->area ? rcoll_board_inline_bytes(b) : 0);
+    const void *streamed = NULL; /* my one shared block, copied in after the post */
     if (word_in_area(word))
         rcoll_board_use_area(b, r->seq);
+    if (word_in_area(word) && !(word & DIRECT_PER_PEER) && (word & DIRECT_LEN) >= STREAM_MIN &&
+        !r->args.team->wait.crowded) {
+        for (int p = 0; p < size && !streamed; p++) /* shared: every peer's is the same */
+            if (has(r->out, p))
+                streamed = (const void *)(uintptr_t)d[p].send.addr;
+        word |= DIRECT_STREAM;
+        rcoll_board_stream_open(b, r->seq);
+    }
     if (word) {
         copy_direct(r, b, d, word);
     } else if (r->area) {
@@ -323,6 +341,9 @@ static rcoll_status_t pairs_start(struct rcoll_request *r, rcoll_board_t *b)
         }
     }
     rcoll_board_post(b, r->seq, word, r->in, r->out);
+    for (size_t off = 0, len = word & DIRECT_LEN; streamed && off < len; off += STREAM_PART)
+        rcoll_board_stream_fill(b, r->seq, off, (const char *)streamed + off,
+                                len - off < STREAM_PART ? len - off : STREAM_PART);
     return RCOLL_OK;
 }
 
@@ -349,7 +370,9 @@ static rcoll_status_t take_direct(rcoll_board_t *b, uint64_t seq, int peer, int 
 {
     size_t len = word & DIRECT_LEN, n = len < to->len ? len : to->len;
     uint64_t from = direct_addr(word, ordinal(me, peer));
-    rcoll_status_t st = rcoll_board_read(b, peer, seq, (void *)(uintptr_t)to->addr, from, n);
+    rcoll_status_t st = word & DIRECT_STREAM
+                            ? rcoll_board_read_stream(b, peer, seq, (void *)(uintptr_t)to->addr, from, n)
+                            : rcoll_board_read(b, peer, seq, (void *)(uintptr_t)to->addr, from, n);
     rcoll_board_done(b, peer, me, seq, len != to->len);
     return st;
 }

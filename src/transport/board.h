@@ -207,8 +207,8 @@ static inline bool rcoll_board_mismatch(rcoll_board_t *b, int src, int dst, uint
     return w >> 1 == seq && (w & 1);
 }
 
-/* Copies my data into my inline area or head run (`dst` there), from 16 KB with non-temporal
- * stores: a peer read these lines in an earlier call, and taking each back for writing made a
+/* Copies my data into my inline area or head run (`dst` there), from 8 KB with non-temporal
+ * stores (transport/copy.h): a peer read these lines in an earlier call, and taking each back for writing made a
  * copy of 64 KB take ~30 us instead of ~3 in some runs (transport/copy.h). */
 void rcoll_board_fill(void *dst, const void *src, size_t len);
 

@@ -10,15 +10,16 @@
 #include <emmintrin.h>
 #endif
 
-/* Copy into a peer-visible slot. From 16 KB on with non-temporal stores where the CPU has them
- * (copy_out; `stream`): a peer read these lines in the last call, and taking each back (read
- * for ownership) made the writer's copy of 64 KB take 28 us instead of 3.3 us on the 2-core test
- * machine. Below, plain stores win: the reader then finds the lines in the writer's cache rather
- * than in memory (rcoll-bench np=2, 4-8 KB: 0.2-0.5x native with the switch at 16 KB, 0.4-1.3x
- * at 4 KB; the same from 16 KB on). A publication staged in parts goes by its whole size: its
- * 8 KB parts in plain stores put reduce 16 KB-1 MB at 1.0-2.0x native in most runs of a
- * sequence (docs/tuning.md, "Reductions"). glibc's memcpy switches to such stores by itself
- * only near 1 MB. The sfence orders them before the signal that follows. */
+/* Copy into a peer-visible slot. From RCOLL_COPY_STREAM_MIN on with non-temporal stores where
+ * the CPU has them (`stream`): a peer read these lines in the last call, and taking each back
+ * (read for ownership) made the writer's copy of 64 KB take 28 us instead of 3.3 us on the
+ * 2-core test machine. Below, plain stores win: the reader then finds the lines in the writer's
+ * cache rather than in memory. A publication staged in parts goes by its whole size: its 8 KB
+ * parts in plain stores put reduce 16 KB-1 MB at 1.0-2.0x native in most runs of a sequence.
+ * glibc's memcpy switches to such stores by itself only near 1 MB. The sfence orders them
+ * before the signal that follows. The switch: docs/tuning.md, "Copies into shared memory". */
+#define RCOLL_COPY_STREAM_MIN (8 * 1024)
+
 static inline void copy_stream(void *dst, const void *src, size_t len, bool stream)
 {
 #if defined(__SSE2__)

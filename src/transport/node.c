@@ -282,7 +282,7 @@ static rcoll_status_t net_post(shm_tl_t *s, int peer, size_t line_off, uint64_t 
 /* The peer's advertisement for seq, fetched (or the copy a poll brought). */
 static rcoll_status_t net_advert(shm_tl_t *s, int peer, uint64_t seq, const rcoll_net_advert_t **out);
 
-#define STREAM_MIN (16 * 1024) /* bytes of a publication from which its copy streams */
+#define STREAM_MIN RCOLL_COPY_STREAM_MIN /* bytes of a publication from which its copy streams */
 
 /* copy_stream: transport/copy.h. */
 

@@ -288,12 +288,9 @@ void rcoll_board_stream_open(rcoll_board_t *b, uint64_t seq)
     atomic_store_explicit(&stream_line(b, b->rank, seq)->value, 0, memory_order_relaxed);
 }
 
-/* From this size a copy into the board streams (rcoll_board_fill), as the node transport's. */
-#define FILL_STREAM_MIN RCOLL_COPY_STREAM_MIN
-
 void rcoll_board_fill(void *dst, const void *src, size_t len)
 {
-    copy_stream(dst, src, len, len >= FILL_STREAM_MIN);
+    copy_stream(dst, src, len, len >= RCOLL_COPY_STREAM_MIN); /* as the node transport's copies */
 }
 
 void rcoll_board_stream_fill(rcoll_board_t *b, uint64_t seq, size_t off, const void *src, size_t len)

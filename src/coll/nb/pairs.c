@@ -5,9 +5,9 @@
  * memory that goes to it and the region where its data for the rank goes (rcoll_nb_regions).
  * At start a rank posts both on the board; data it sends of at most RCOLL_NB_INLINE bytes in
  * all is copied onto the board first, into its slot's head run or an inline area (its buffers
- * are then free at once; one shared block of 16 KB or more is streamed instead: posted first,
- * then copied in parts its readers take as they come). A pair is moved by the first rank that finds both ends posted and
- * claims it:
+ * are then free at once; a rank that receives nothing streams one shared block of 16 KB or
+ * more instead: posted first, then copied in parts its readers take as they come). A pair is
+ * moved by the first rank that finds both ends posted and claims it:
  *   - an inline block by its receiver (a copy out of shared memory), or, from 4 KB, by the
  *     sender (CMA) when the receiver is not inside rcoll; the sender also writes it when it
  *     needs the slot back (rcoll_nb_rescue);

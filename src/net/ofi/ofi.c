@@ -144,10 +144,10 @@ extern const rcoll_net_ops_t rcoll_net_ofi;
 /* ---- context ---- */
 
 /* Hints for `caps`; `progress` FI_PROGRESS_MANUAL asks for manual data progress (0: any). */
-static struct fi_info *hints_new(uint64_t caps, enum fi_progress progress,
+static struct fi_info *hints_new(const ofi_lib_t *lib, uint64_t caps, enum fi_progress progress,
                                  const struct fi_info *like)
 {
-    struct fi_info *h = fi_allocinfo();
+    struct fi_info *h = lib->dupinfo(NULL); /* fi_allocinfo */
     if (!h)
         return NULL;
     h->caps = caps;
@@ -164,20 +164,20 @@ static struct fi_info *hints_new(uint64_t caps, enum fi_progress progress,
 }
 
 /* The first answer of fi_getinfo for `caps` and `progress` (NULL: none; the reason in err). */
-static struct fi_info *first_info(uint64_t caps, enum fi_progress progress,
+static struct fi_info *first_info(const ofi_lib_t *lib, uint64_t caps, enum fi_progress progress,
                                   const struct fi_info *like, char *err, size_t err_len)
 {
-    struct fi_info *h = hints_new(caps, progress, like), *info = NULL;
-    int r = h ? fi_getinfo(OFI_API, NULL, NULL, 0, h, &info) : -FI_ENOMEM;
-    fi_freeinfo(h);
+    struct fi_info *h = hints_new(lib, caps, progress, like), *info = NULL;
+    int r = h ? lib->getinfo(OFI_API, NULL, NULL, 0, h, &info) : -FI_ENOMEM;
+    lib->freeinfo(h);
     if (r) {
         const char *prov = getenv("FI_PROVIDER");
         snprintf(err, err_len, "fi_getinfo: %s (no provider%s%s offers reliable datagram endpoints "
-                 "with RMA)", fi_strerror(-r), prov ? " of FI_PROVIDER=" : "", prov ? prov : "");
+                 "with RMA)", lib->strerror(-r), prov ? " of FI_PROVIDER=" : "", prov ? prov : "");
         return NULL;
     }
     if (info->next) {
-        fi_freeinfo(info->next);
+        lib->freeinfo(info->next);
         info->next = NULL;
     }
     return info;
@@ -208,7 +208,7 @@ static void take_info(ofi_ctx_t *c, struct fi_info *info, ofi_order_t order)
 
 static int choose_info(ofi_ctx_t *c, enum fi_progress progress, char *err, size_t err_len)
 {
-    struct fi_info *info = first_info(OFI_CAPS, progress, NULL, err, err_len);
+    struct fi_info *info = first_info(c->lib, OFI_CAPS, progress, NULL, err, err_len);
     if (!info)
         return -1;
     uint64_t have = info->tx_attr->msg_order & info->rx_attr->msg_order;
@@ -219,9 +219,9 @@ static int choose_info(ofi_ctx_t *c, enum fi_progress progress, char *err, size_
     if (order == OFI_ORDER_FENCE && !(info->caps & FI_FENCE)) {
         char ignored[200];
         struct fi_info *fenced =
-            first_info(OFI_CAPS | FI_FENCE, progress, info, ignored, sizeof ignored);
+            first_info(c->lib, OFI_CAPS | FI_FENCE, progress, info, ignored, sizeof ignored);
         if (fenced) {
-            fi_freeinfo(info);
+            c->lib->freeinfo(info);
             info = fenced;
         } else {
             order = OFI_ORDER_DELIVERY;
@@ -253,7 +253,7 @@ static int open_cq(ofi_ctx_t *c)
 static int open_endpoint(ofi_ctx_t *c, char *err, size_t err_len)
 {
     const char *step = "fi_fabric";
-    int r = fi_fabric(c->info->fabric_attr, &c->fabric, NULL);
+    int r = c->lib->fabric(c->info->fabric_attr, &c->fabric, NULL);
     if (!r) {
         step = "fi_domain";
         r = fi_domain(c->fabric, c->info, &c->domain, NULL);
@@ -284,7 +284,7 @@ static int open_endpoint(ofi_ctx_t *c, char *err, size_t err_len)
         r = fi_enable(c->ep);
     }
     if (r)
-        snprintf(err, err_len, "%s (provider %s): %s", step, c->prov, fi_strerror(-r));
+        snprintf(err, err_len, "%s (provider %s): %s", step, c->prov, c->lib->strerror(-r));
     return r;
 }
 
@@ -306,7 +306,7 @@ static void close_endpoint(ofi_ctx_t *c)
     close_fid(&c->fabric);
     c->fd = -1;
     if (c->info)
-        fi_freeinfo(c->info);
+        c->lib->freeinfo(c->info);
     c->info = NULL;
 }
 
@@ -359,7 +359,7 @@ int rcoll_ofi_mr_register(ofi_ctx_t *c, void *addr, size_t len, uint64_t access,
     }
     if (r) {
         close_fid(mr);
-        snprintf(err, err_len, "%s: %s", step, fi_strerror(-r));
+        snprintf(err, err_len, "%s: %s", step, c->lib->strerror(-r));
         return -1;
     }
     return 0;
@@ -442,6 +442,11 @@ static rcoll_status_t ctx_create(const rcoll_view_t *v, ofi_ctx_t **out)
     c->fd = -1;
     c->next_key = 1;
     char err[256] = "";
+    c->lib = rcoll_ofi_lib(err, sizeof err);
+    if (!c->lib) {
+        free(c);
+        return rcoll_view_error(v, RCOLL_ERR_SYSTEM, "ofi transport: %s", err);
+    }
     /* Manual progress where the provider offers it with a descriptor to sleep on (see Progress
      * at the top), else the provider's own choice. */
     int r = open_ctx(c, FI_PROGRESS_MANUAL, err, sizeof err);
@@ -594,7 +599,7 @@ static unsigned read_error(ofi_ctx_t *c)
     const char *detail = fi_cq_strerror(c->cq, e.prov_errno, e.err_data, NULL, 0);
     char why[128];
     int err = e.err ? e.err : FI_EOTHER;
-    snprintf(why, sizeof why, "libfabric %s: %s%s%s", c->prov, fi_strerror(err),
+    snprintf(why, sizeof why, "libfabric %s: %s%s%s", c->prov, c->lib->strerror(err),
              detail && *detail ? ": " : "", detail ? detail : "");
     if (e.op_context)
         op_complete(c, (ofi_op_t *)e.op_context, err, why);
@@ -849,7 +854,7 @@ static rcoll_status_t offer_fill(ofi_net_t *n, void *area, size_t bytes, ofi_sha
     int r = fi_getname(&c->ep->fid, b + o->prov_len, &len);
     if (r || len > OFI_NAME_MAX)
         return rcoll_view_error(n->v, RCOLL_ERR_SYSTEM, "ofi transport: fi_getname: %s",
-                                r ? fi_strerror(-r) : "name too long");
+                                r ? c->lib->strerror(-r) : "name too long");
     o->name_len = (uint32_t)len;
     char err[160];
     uint64_t access = FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE;
@@ -939,7 +944,7 @@ static rcoll_status_t connect_peers(ofi_net_t *n, const ofi_share_t *sh)
         int e = av_lookup(c, name, o->name_len, &p->addr);
         if (e)
             return rcoll_view_error(n->v, RCOLL_ERR_SYSTEM, "ofi transport: the address of rank %d "
-                                    "is unusable here: %s", r, fi_strerror(-e));
+                                    "is unusable here: %s", r, c->lib->strerror(-e));
         uint64_t start;
         if (rcoll_ofi_unpack_key(c, name + o->name_len, o->key_len, &start, &p->area_key,
                                  &p->area_key_mapped) != 0)

@@ -97,7 +97,22 @@ typedef struct {
     fi_addr_t addr;
 } ofi_addr_t;
 
+/* libfabric's functions that its headers do not define inline: rcoll does not link libfabric,
+ * it opens it when a team first uses the channel (lib.c). */
+typedef struct {
+    int (*getinfo)(uint32_t version, const char *node, const char *service, uint64_t flags,
+                   const struct fi_info *hints, struct fi_info **info);
+    void (*freeinfo)(struct fi_info *info);
+    struct fi_info *(*dupinfo)(const struct fi_info *info);
+    int (*fabric)(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+    const char *(*strerror)(int errnum);
+} ofi_lib_t;
+
+/* The functions, libfabric opened on the first call (NULL if it cannot be: the reason in err). */
+const ofi_lib_t *rcoll_ofi_lib(char *err, size_t err_len);
+
 struct rcoll_net_ctx {
+    const ofi_lib_t *lib;
     struct fi_info *info;
     struct fid_fabric *fabric;
     struct fid_domain *domain;

@@ -72,7 +72,7 @@ static void issued(ofi_net_t *n, ofi_peer_t *p, const ofi_op_t *o, int sign)
 /* A post refused for another reason than a busy provider. */
 static void post_failed(ofi_peer_t *p, ssize_t r)
 {
-    snprintf(p->why, sizeof p->why, "libfabric %s: %s", p->net->c->prov, fi_strerror((int)-r));
+    snprintf(p->why, sizeof p->why, "libfabric %s: %s", p->net->c->prov, p->net->c->lib->strerror((int)-r));
     p->failed = connection_error(r);
 }
 

@@ -127,8 +127,22 @@ typedef struct {
     kernel3_t three;
 } kernels_t;
 
+/* Each kernel in two builds, chosen once when the library is loaded (GCC's target_clones, an
+ * ifunc on x86-64 Linux): for processors with AVX2 (32-byte vectors) and for any x86-64 (16-byte
+ * SSE2, the -O2 default). The element operations are the same IEEE ones in both, so results do
+ * not depend on which ran (no contraction into fused multiply-adds: FMA is not in the "avx2"
+ * target). Measured np=2 against the SSE2 build alone: docs/tuning.md, "Reduction kernels". */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define KERNEL_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef KERNEL_CLONES
+#define KERNEL_CLONES
+#endif
+
 #define K(name, T, expr)                                                                     \
-    static void name##_2(const void *restrict xv, void *restrict yv, size_t n)               \
+    KERNEL_CLONES static void name##_2(const void *restrict xv, void *restrict yv, size_t n)               \
     {                                                                                        \
         const T *restrict x = xv;                                                            \
         T *restrict y = yv;                                                                  \
@@ -137,7 +151,7 @@ typedef struct {
             y[i] = (expr);                                                                   \
         }                                                                                    \
     }                                                                                        \
-    static void name##_3(const void *restrict xv, const void *restrict yv, void *restrict zv, \
+    KERNEL_CLONES static void name##_3(const void *restrict xv, const void *restrict yv, void *restrict zv, \
                          size_t n)                                                           \
     {                                                                                        \
         const T *restrict x = xv, *restrict y = yv;                                          \

@@ -142,7 +142,8 @@ typedef struct {
 #endif
 
 #define K(name, T, expr)                                                                     \
-    KERNEL_CLONES static void name##_2(const void *restrict xv, void *restrict yv, size_t n)               \
+    KERNEL_CLONES                                                                            \
+    static void name##_2(const void *restrict xv, void *restrict yv, size_t n)               \
     {                                                                                        \
         const T *restrict x = xv;                                                            \
         T *restrict y = yv;                                                                  \
@@ -151,7 +152,8 @@ typedef struct {
             y[i] = (expr);                                                                   \
         }                                                                                    \
     }                                                                                        \
-    KERNEL_CLONES static void name##_3(const void *restrict xv, const void *restrict yv, void *restrict zv, \
+    KERNEL_CLONES                                                                            \
+    static void name##_3(const void *restrict xv, const void *restrict yv, void *restrict zv, \
                          size_t n)                                                           \
     {                                                                                        \
         const T *restrict x = xv, *restrict y = yv;                                          \

@@ -275,7 +275,7 @@ rnb_forms=MPI_Iallreduce,MPI_Ireduce,MPI_Ireduce_scatter_block,MPI_Ireduce_scatt
 rp_forms=MPI_Allreduce_init,MPI_Reduce_init,MPI_Reduce_scatter_block_init,MPI_Reduce_scatter_init,MPI_Scan_init,MPI_Exscan_init
 
 # Tests that this script knows; any other tests/mpi/*.c runs once per MPI with no arguments.
-known=" test_mpi_basic test_mpi_colls test_mpi_comm_cycles test_mpi_errors test_mpi_intercomm_disable test_mpi_thread_multiple test_mpi_nb test_mpi_reduce test_mpi_reduce_nb "
+known=" test_mpi_basic test_mpi_colls test_mpi_comm_cycles test_mpi_errors test_mpi_intercomm_disable test_mpi_thread_multiple test_mpi_nb test_mpi_reduce test_mpi_reduce_nb test_mpi_fuzz "
 
 if [ $have_ompi -eq 1 ]; then
     echo "== Open MPI ($BUILD/librcoll-mpi.so)"
@@ -367,6 +367,13 @@ if [ $have_ompi -eq 1 ]; then
         case "$known" in *" $t "*) ;; *) par ompi 3 60 none "$t" ;; esac
     done
     wait
+    # Randomized sequences of every collective and form, checked against local results (seeds
+    # differ per run; a failure prints the seed, np and call to rerun).
+    par ompi 2 60 none test_mpi_fuzz 2 20000
+    par ompi 3 60 none test_mpi_fuzz 3 20000
+    par ompi 4 60 none test_mpi_fuzz 4 10000
+    par ompi 5 90 none test_mpi_fuzz 5 10000
+    par ompi 3 60 "ran:$all_colls,$all_reds" test_mpi_fuzz 7 400 -- RCOLL_LOG=info
 fi
 
 if [ $have_mpich -eq 1 ]; then
@@ -412,6 +419,8 @@ if [ $have_mpich -eq 1 ]; then
     run mpich 2 60 quiet test_mpi_reduce_nb 1 -- RCOLL_MPI_DISABLE=1 RCOLL_LOG=info
     run mpich 2 60 "ran:$all_reds" test_mpi_reduce_nb 1 pairs-blocking -- RCOLL_LOG=info
     run mpich 2 60 "req:$rnb_forms" test_mpi_reduce_nb 1 pairs-nb -- RCOLL_LOG=info
+    run mpich 2 60 none test_mpi_fuzz 2 20000
+    run mpich 3 90 none test_mpi_fuzz 3 5000
     for src in "$SRC_TESTS"/*.c; do
         t=$(basename "$src" .c)
         case "$known" in *" $t "*) ;; *) run mpich 2 60 none "$t" ;; esac

@@ -374,6 +374,9 @@ if [ $have_ompi -eq 1 ]; then
     par ompi 4 60 none test_mpi_fuzz 4 10000
     par ompi 5 90 none test_mpi_fuzz 5 10000
     par ompi 3 60 "ran:$all_colls,$all_reds" test_mpi_fuzz 7 400 -- RCOLL_LOG=info
+    # Across emulated nodes the nonblocking calls go to Open MPI (progress mode caller), whose
+    # in-place MPI_Ialltoallv fails with zero counts: the program avoids that case there.
+    par ompi 4 90 none test_mpi_fuzz 14 5000 -- RCOLL_PPN=2 UCX_TLS=tcp FUZZ_NATIVE_WA=1
 fi
 
 if [ $have_mpich -eq 1 ]; then

@@ -518,7 +518,8 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
     return rc;
 }
 
-static const size_t full_sizes[] = {0, 1, 7, 64, 1001, 4095, 4096, 4097, 65539, (1u << 20) + 5, 4u << 20};
+/* 40009: a block between an exchange's single-copy threshold and the others' (32 and 64 KB on one node) */
+static const size_t full_sizes[] = {0, 1, 7, 64, 1001, 4095, 4096, 4097, 40009, 65539, (1u << 20) + 5, 4u << 20};
 static const size_t quick_sizes[] = {0, 1, 7, 1001, 4097, 65539, (1u << 20) + 5};
 
 static int parse_list(const char *text, int *out, int max)

@@ -254,7 +254,7 @@ static const struct {
     {RCOLL_COLL_ALLGATHER, NODES_CROWDED, 65, 600, "recursive_doubling 65536 ring"},
     {RCOLL_COLL_ALLTOALL, ONE_NODE, 2, 16, "direct_read 1024 direct"},
     {RCOLL_COLL_ALLTOALL, ONE_NODE, 17, 600, "bruck 256 direct"},
-    {RCOLL_COLL_ALLTOALL, ONE_NODE_CROWDED, 2, 64, "direct_read 65536 direct"},
+    {RCOLL_COLL_ALLTOALL, ONE_NODE_CROWDED, 2, 64, "direct_read 2048 direct 8192 direct_read 16384 pairwise 65536 direct"},
     {RCOLL_COLL_ALLTOALL, ONE_NODE_CROWDED, 65, 600, "bruck 256 direct"},
     {RCOLL_COLL_ALLTOALL, NODES, 2, 2, "direct"},
     {RCOLL_COLL_ALLTOALL, NODES, 3, 8, "gather_scatter 8192 direct"},

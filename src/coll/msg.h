@@ -5,8 +5,9 @@
  *   inline  <= RCOLL_INLINE_MAX bytes, where the algorithm allows it (one payload per signal
  *           line: a sender that puts several messages to one receiver in a call cannot): in the
  *           signal's own cache line;
- *   copy    below the transport's zero-copy threshold (tl->zcopy_threshold: shm raises it when
- *           ranks outnumber cores, the node transport across nodes; docs/tuning.md), when the
+ *   copy    below the transport's zero-copy threshold (tl->zcopy_threshold: the node transport
+ *           raises it across nodes; docs/tuning.md; an exchange's blocks, where every rank sends
+ *           and receives at once, by tl->zcopy_exchange), when the
  *           algorithm's inbox layout fits the receiver's inbox (`inbox_end`: where it ends);
  *   zcopy   otherwise: single copy into the buffer the receiver advertised (put_user).
  *   copy_small  (rcoll_msg_proto_small only) a copy whose inbox layout ends within the
@@ -36,6 +37,19 @@ static inline rcoll_msg_proto_t rcoll_msg_proto(const rcoll_args_t *a, size_t by
     if (allow_inline && bytes <= RCOLL_INLINE_MAX)
         return RCOLL_MSG_INLINE;
     if (bytes < a->tl->zcopy_threshold && inbox_end <= a->tl->inbox_bytes)
+        return RCOLL_MSG_COPY;
+    return RCOLL_MSG_ZCOPY;
+}
+
+/* rcoll_msg_proto for the blocks of an exchange (every rank sends and receives in the step:
+ * allgather's and alltoall's algorithms), by the transport's threshold for those. */
+static inline rcoll_msg_proto_t rcoll_msg_proto_exchange(const rcoll_args_t *a, size_t bytes, size_t inbox_end,
+                                                         bool allow_inline)
+{
+    size_t zcopy = a->tl->zcopy_exchange ? a->tl->zcopy_exchange : a->tl->zcopy_threshold;
+    if (allow_inline && bytes <= RCOLL_INLINE_MAX)
+        return RCOLL_MSG_INLINE;
+    if (bytes < zcopy && inbox_end <= a->tl->inbox_bytes)
         return RCOLL_MSG_COPY;
     return RCOLL_MSG_ZCOPY;
 }

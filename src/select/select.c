@@ -192,8 +192,11 @@ static const row_t rows[] = {
         {UPTO(8 * KB), &rcoll_alltoall_direct, "ranks share cores, 4-8 KB blocks: each block "
          "written once through the peer's inbox, arrival order (the P-block copy in costs more, "
          "and the most once the last rank arrives; docs/tuning.md)"},
-        {UPTO(64 * KB), &rcoll_alltoall_direct_read, "ranks share cores: one copy of the P blocks "
+        {UPTO(16 * KB), &rcoll_alltoall_direct_read, "ranks share cores: one copy of the P blocks "
          "into shared memory, each peer reads its own in arrival order, no remote writes"},
+        {UPTO(64 * KB), &rcoll_alltoall_pairwise, "ranks share cores, blocks over 16 KB: one single "
+         "copy to one peer per step (no rank copies P blocks in before anyone reads, no receiver "
+         "written by several at once; docs/tuning.md)"},
         {INF, &rcoll_alltoall_direct, "ranks share cores, large blocks: every block written once, "
          "single copy, arrival order"}}},
     {RCOLL_COLL_ALLTOALL, 0, ANY, 16, {

@@ -121,6 +121,10 @@ struct rcoll_tl {
     size_t inbox_bytes;   /* usable bytes of one inbox, and of one outbox */
     size_t small_inbox_bytes; /* of one small inbox (put_small), 0: none */
     size_t zcopy_threshold; /* messages of at least this many bytes go single copy */
+    /* The same for the blocks of an exchange, where every rank sends and receives in one step
+     * (allgather, alltoall): the copy path then copies each block twice on every core at once
+     * (0: zcopy_threshold). */
+    size_t zcopy_exchange;
     bool single_copy;     /* put_user is a true single copy (CMA), get_user works */
     const rcoll_wait_policy_t *wait; /* the team's wait policy */
     uint64_t truncated;   /* the last call in which a single copy was cut at the end of what */

@@ -36,7 +36,7 @@ size_t ag_ranges_bytes(const rcoll_args_t *a, const ag_ranges_t *r)
 rcoll_msg_proto_t ag_proto(const rcoll_args_t *a, size_t bytes, int allow_inline)
 {
     /* The inbox mirrors recvbuf: every block at its own place. */
-    return rcoll_msg_proto(a, bytes, (size_t)a->size * a->bytes, allow_inline);
+    return rcoll_msg_proto_exchange(a, bytes, (size_t)a->size * a->bytes, allow_inline);
 }
 
 static char *block_ptr(const rcoll_args_t *a, int block)

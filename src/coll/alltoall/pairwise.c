@@ -7,8 +7,10 @@
  * peer and receives from one peer per step, so no receiver is written by two ranks at once.
  * Bytes on the wire per rank: (N-1)*m in N-1 messages.
  * When it wins: large blocks on teams whose ranks have their own cores (one writer per
- * receiver, memory bandwidth not split); it loses to direct when ranks arrive unevenly (it
- * waits for peers in a fixed order). */
+ * receiver, memory bandwidth not split), and 16-64 KB blocks where ranks share cores (single
+ * copies, one peer at a time, where direct_read first copies all P blocks into its outbox:
+ * 0.4-0.9x its time at 32-64 KB, np 3-8; docs/tuning.md); it loses to direct when ranks
+ * arrive unevenly on their own cores (it waits for peers in a fixed order). */
 #include "coll/alltoall/slots.h"
 
 static rcoll_status_t alltoall_pairwise(rcoll_args_t *a)

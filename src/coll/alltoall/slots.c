@@ -5,7 +5,7 @@
 
 rcoll_msg_proto_t a2a_proto(const rcoll_args_t *a, size_t bytes, size_t inbox_need)
 {
-    return rcoll_msg_proto(a, bytes, inbox_need, true);
+    return rcoll_msg_proto_exchange(a, bytes, inbox_need, true);
 }
 
 static const char *send_block(const rcoll_args_t *a, int block)
@@ -177,7 +177,7 @@ rcoll_status_t a2a_sweep_run(a2a_sweep_t *s)
 
 bool a2a_steps_zcopy(const rcoll_args_t *a, size_t inbox_need)
 {
-    return a->bytes >= a->tl->zcopy_threshold || inbox_need > a->tl->inbox_bytes;
+    return rcoll_msg_proto_exchange(a, a->bytes, inbox_need, false) == RCOLL_MSG_ZCOPY;
 }
 
 /* Where block b of a transfer is read from; `staged` counts the staged blocks passed. */

@@ -28,7 +28,7 @@
 #include "rcoll/rcoll.h"
 #include "select/select.h"
 
-enum { RANDOM_CASES = 2000, MIXED_CASES = 200, MAX_VARS = 48, MAX_VALUES = 400, LONG_LEN = 10240 };
+enum { RANDOM_CASES = 2000, MIXED_CASES = 200, MAX_VARS = 56, MAX_VALUES = 400, LONG_LEN = 10240 };
 
 typedef enum { K_CHOICE, K_SIZE, K_INT, K_SECONDS, K_NODE_MAP, K_ALGO, K_MPI, K_TUNE, K_NAME, K_MODEL } kind_t;
 typedef enum { F_NONE, F_INT, F_LONG, F_SIZE, F_DOUBLE, F_STR } field_t;
@@ -53,6 +53,7 @@ typedef struct {
     .type = t, .offset = offsetof(rcoll_config_t, f), .size = sizeof(((rcoll_config_t *)0)->f)
 _Static_assert(sizeof(rcoll_wait_mode_t) == sizeof(int) && sizeof(rcoll_log_level_t) == sizeof(int)
                    && sizeof(rcoll_cma_mode_t) == sizeof(int)
+                   && sizeof(rcoll_stream_mode_t) == sizeof(int)
                    && sizeof(rcoll_ucx_put_t) == sizeof(int),
                "enum fields are written as int");
 
@@ -63,6 +64,8 @@ static const char *const logs[] = {"error", "warn", "info", "debug"};
 static const int log_values[] = {RCOLL_LOG_ERROR, RCOLL_LOG_WARN, RCOLL_LOG_INFO, RCOLL_LOG_DEBUG};
 static const char *const cmas[] = {"auto", "1", "off", "0"};
 static const int cma_values[] = {RCOLL_CMA_AUTO, RCOLL_CMA_AUTO, RCOLL_CMA_OFF, RCOLL_CMA_OFF};
+static const char *const streams[] = {"auto", "on", "off"};
+static const int stream_values[] = {RCOLL_STREAM_AUTO, RCOLL_STREAM_ON, RCOLL_STREAM_OFF};
 static const char *const puts_[] = {"auto", "am", "rma"};
 static const int put_values[] = {RCOLL_UCX_PUT_AUTO, RCOLL_UCX_PUT_AM, RCOLL_UCX_PUT_RMA};
 static const char *const progs[] = {"caller", "thread"};
@@ -86,6 +89,8 @@ static const var_t fixed_vars[] = {
      .values = log_values, .count = 4},
     {.name = "RCOLL_CMA", .kind = K_CHOICE, FIELD(cma, F_INT), .names = cmas,
      .values = cma_values, .count = 4},
+    {.name = "RCOLL_COPY_STREAM", .kind = K_CHOICE, FIELD(copy_stream, F_INT), .names = streams,
+     .values = stream_values, .count = 3},
     {.name = "RCOLL_SHM", .kind = K_CHOICE, FIELD(shm_posix, F_INT), .names = shms,
      .values = shm_values, .count = 2},
     {.name = "RCOLL_UCX_PUT", .kind = K_CHOICE, FIELD(ucx_put, F_INT), .names = puts_,

@@ -123,6 +123,7 @@ static rcoll_status_t read_choices(rcoll_config_t *cfg, char *err, size_t err_le
     static const char *const waits[] = {"auto", "spin", "yield", "block"};
     static const char *const logs[] = {"error", "warn", "info", "debug"};
     static const char *const cmas[] = {"auto", "1", "off", "0"};
+    static const char *const streams[] = {"auto", "on", "off"};
     static const char *const puts[] = {"auto", "am", "rma"};
     static const char *const progress[] = {"caller", "thread"};
     static const char *const nb_algos[] = {"pairs", "binomial_forward"};
@@ -139,6 +140,9 @@ static rcoll_status_t read_choices(rcoll_config_t *cfg, char *err, size_t err_le
     if (st == RCOLL_OK && (st = read_choice("RCOLL_CMA", cmas, 4, "0, off, 1 or auto", &c, err,
                                             err_len)) == RCOLL_OK && c >= 0)
         cfg->cma = c < 2 ? RCOLL_CMA_AUTO : RCOLL_CMA_OFF;
+    if (st == RCOLL_OK && (st = read_choice("RCOLL_COPY_STREAM", streams, 3, "auto, on or off", &c, err,
+                                            err_len)) == RCOLL_OK && c >= 0)
+        cfg->copy_stream = (rcoll_stream_mode_t)c;
     if (st == RCOLL_OK && (st = read_choice("RCOLL_SHM", shms, 2, "memfd or posix", &c, err,
                                             err_len)) == RCOLL_OK && c >= 0)
         cfg->shm_posix = c;
@@ -580,6 +584,7 @@ rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_
     cfg->rail_min = 64 * 1024;
     cfg->log_level = RCOLL_LOG_WARN;
     cfg->cma = RCOLL_CMA_AUTO;
+    cfg->copy_stream = RCOLL_STREAM_AUTO;
     cfg->ucx_put = RCOLL_UCX_PUT_AUTO;
     cfg->nb_slots = 32;         /* docs/tuning.md, "Nonblocking collectives" */
     cfg->nb_areas = 8;

@@ -68,7 +68,7 @@ size_t rcoll_board_bytes(int size, unsigned slots, unsigned areas, size_t inline
 }
 
 rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned slots, unsigned areas,
-                                  size_t inline_bytes)
+                                  size_t inline_bytes, const _Atomic uint64_t *stream_min)
 {
     if (!rcoll_board_bytes(v->size, slots, areas, inline_bytes) || v->node_count != 1 ||
         !shape_ok(v->size, &slots, &areas))
@@ -85,6 +85,7 @@ rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned sl
     size_t n = (size_t)v->size;
     b->v = v;
     b->base = base;
+    b->stream_min = stream_min;
     b->slots = slots;
     b->slot_mask = slots - 1;
     b->areas = areas;
@@ -288,14 +289,17 @@ void rcoll_board_stream_open(rcoll_board_t *b, uint64_t seq)
     atomic_store_explicit(&stream_line(b, b->rank, seq)->value, 0, memory_order_relaxed);
 }
 
-void rcoll_board_fill(void *dst, const void *src, size_t len)
+void rcoll_board_fill(const rcoll_board_t *b, void *dst, const void *src, size_t len)
 {
-    copy_stream(dst, src, len, len >= RCOLL_COPY_STREAM_MIN); /* as the node transport's copies */
+    /* As the node transport's copies (its store probe) */
+    copy_stream(dst, src, len, len >= atomic_load_explicit(b->stream_min, memory_order_relaxed));
 }
 
 void rcoll_board_stream_fill(rcoll_board_t *b, uint64_t seq, size_t off, const void *src, size_t len)
 {
-    copy_stream(rcoll_board_inline(b, seq) + off, src, len, true); /* a streamed block: >= 16 KB */
+    /* a streamed block (>= 16 KB): non-temporal unless the node's copies are all plain */
+    copy_stream(rcoll_board_inline(b, seq) + off, src, len,
+                atomic_load_explicit(b->stream_min, memory_order_relaxed) != UINT64_MAX);
     rcoll_line_post(stream_line(b, b->rank, seq), off + len);
 }
 

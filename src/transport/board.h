@@ -62,6 +62,7 @@ struct rcoll_board {
     uint64_t (*waits)[2];
     uint64_t *area_user; /* per inline area, the last call that put data in it (0: none) */
     uint64_t last_seq;   /* the last call I posted (0: none) */
+    const _Atomic uint64_t *stream_min; /* the node's copies from this size non-temporal */
 };
 
 /* ---- layout (board.c describes it) ---- */
@@ -115,7 +116,7 @@ size_t rcoll_board_bytes(int size, unsigned slots, unsigned areas, size_t inline
 /* Attaches to the region (mapped at `base` in every local rank; zeroed when created) of a team
  * on one node whose ranks may read and write each other's memory (CMA). */
 rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned slots, unsigned areas,
-                                  size_t inline_bytes);
+                                  size_t inline_bytes, const _Atomic uint64_t *stream_min);
 void rcoll_board_detach(rcoll_board_t *b);
 
 unsigned rcoll_board_slots(const rcoll_board_t *b);
@@ -210,7 +211,7 @@ static inline bool rcoll_board_mismatch(rcoll_board_t *b, int src, int dst, uint
 /* Copies my data into my inline area or head run (`dst` there), from 8 KB with non-temporal
  * stores (transport/copy.h): a peer read these lines in an earlier call, and taking each back for writing made a
  * copy of 64 KB take ~30 us instead of ~3 in some runs (transport/copy.h). */
-void rcoll_board_fill(void *dst, const void *src, size_t len);
+void rcoll_board_fill(const rcoll_board_t *b, void *dst, const void *src, size_t len);
 
 /* Streamed data: a call whose one shared block goes to its inline area may copy it there after
  * its post, part by part, each part's end told on the line after its head line (the head run

@@ -17,7 +17,9 @@
  * cache rather than in memory. A publication staged in parts goes by its whole size: its 8 KB
  * parts in plain stores put reduce 16 KB-1 MB at 1.0-2.0x native in most runs of a sequence.
  * glibc's memcpy switches to such stores by itself only near 1 MB. The sfence orders them
- * before the signal that follows. The switch: docs/tuning.md, "Copies into shared memory". */
+ * before the signal that follows. The switch: docs/tuning.md, "Copies into shared memory";
+ * on processors where plain stores are faster (an Intel Xeon), the node's store probe
+ * (transport/node.c) turns it off. */
 #define RCOLL_COPY_STREAM_MIN (8 * 1024)
 
 static inline void copy_stream(void *dst, const void *src, size_t len, bool stream)

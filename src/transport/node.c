@@ -91,6 +91,10 @@ typedef struct {
     uint64_t magic;
     uint64_t area_bytes;
     uint32_t depth, box_depth; /* the rings: every rank of the node must lay them out alike */
+    /* Copies into the segment (and the board) of at least this many bytes use non-temporal
+     * stores: RCOLL_COPY_STREAM, or what the store probe measured (probe_stores). */
+    _Atomic uint64_t stream_min;
+    rcoll_line_t probe_round, probe_ack; /* the probe's two ranks: a round written, read */
 } shm_header_t;
 
 /* What a rank advertises, per ring slot, for ranks on other nodes to read (they cannot poll its
@@ -282,13 +286,15 @@ static rcoll_status_t net_post(shm_tl_t *s, int peer, size_t line_off, uint64_t 
 /* The peer's advertisement for seq, fetched (or the copy a poll brought). */
 static rcoll_status_t net_advert(shm_tl_t *s, int peer, uint64_t seq, const rcoll_net_advert_t **out);
 
-#define STREAM_MIN RCOLL_COPY_STREAM_MIN /* bytes of a publication from which its copy streams */
-
-/* copy_stream: transport/copy.h. */
-
-static void copy_out(void *dst, const void *src, size_t len)
+/* Bytes of a copy into the segment from which it streams (copy_stream: transport/copy.h). */
+static uint64_t stream_min(const shm_tl_t *s)
 {
-    copy_stream(dst, src, len, len >= STREAM_MIN);
+    return atomic_load_explicit(&((shm_header_t *)(void *)s->seg)->stream_min, memory_order_relaxed);
+}
+
+static void copy_out(const shm_tl_t *s, void *dst, const void *src, size_t len)
+{
+    copy_stream(dst, src, len, len >= stream_min(s));
 }
 
 /* ---- waiting ---- */
@@ -728,7 +734,7 @@ static rcoll_status_t put_copy(shm_tl_t *s, int peer, uint64_t seq, unsigned ste
                                                        : signal_off(s, s->v->rank, seq),
                                RCOLL_SIGNAL(seq, step));
     if (len)
-        copy_out((small ? small_inbox_of(s, peer, seq) : inbox_of(s, peer, seq)) + inbox_offset, src, len);
+        copy_out(s, (small ? small_inbox_of(s, peer, seq) : inbox_of(s, peer, seq)) + inbox_offset, src, len);
     if (step != RCOLL_NO_SIGNAL)
         post_signal(s, peer, seq, step, len);
     else
@@ -1009,7 +1015,7 @@ static rcoll_status_t shm_publish(rcoll_tl_t *tl, uint64_t seq, const void *src,
     if (st != RCOLL_OK)
         return st;
     rcoll_line_t *line = &head_of(s, s->v->rank)->published[slot_of(s, seq)];
-    copy_out(publication_of(s, s->v->rank, seq, len), src, len);
+    copy_out(s, publication_of(s, s->v->rank, seq, len), src, len);
     line->len = (uint32_t)len;
     rcoll_line_post(line, seq);
     for (int peer = 0; s->net && st == RCOLL_OK && peer < s->v->size; peer++)
@@ -1031,7 +1037,7 @@ static rcoll_status_t shm_stage(rcoll_tl_t *tl, uint64_t seq, const void *src, s
         s->pulled_seq = seq;
     }
     /* By the whole publication's size: its readers took these lines in the last call. */
-    copy_stream(publication_of(s, s->v->rank, seq, total) + offset, src, len, total >= STREAM_MIN);
+    copy_stream(publication_of(s, s->v->rank, seq, total) + offset, src, len, total >= stream_min(s));
     return RCOLL_OK;
 }
 
@@ -1650,6 +1656,9 @@ static int create_segment(shm_tl_t *s, bool posix, char *name, size_t name_len)
     h->area_bytes = s->area_bytes;
     h->depth = s->depth;
     h->box_depth = s->box_depth;
+    atomic_store_explicit(&h->stream_min, s->v->cfg->copy_stream == RCOLL_STREAM_OFF ? UINT64_MAX
+                                                                                      : RCOLL_COPY_STREAM_MIN,
+                          memory_order_relaxed);
     h->magic = SHM_MAGIC;
     return 0;
 }
@@ -1770,6 +1779,81 @@ static bool take_kept(shm_tl_t *s, const rcoll_tl_hello_t *hellos, pooled_t **he
     return id != 0;
 }
 
+/* ---- the store probe (RCOLL_COPY_STREAM=auto) ----
+ * Whether copies into memory a peer reads should use non-temporal stores depends on the
+ * processor: on the AMD EPYC test machine a plain store into a line the peer read in the last
+ * call first took it back from the peer's cache (64 KB in 28 us against 3.3 with non-temporal
+ * stores), on an Intel Xeon one the peer's reads of lines written around the caches cost more
+ * (bcast 32 KB-512 KB 1.6-1.9x native against 1.1-1.6x with plain stores). So the segment's
+ * creator and the next local rank measure it once, as the transports use it: the creator
+ * copies PROBE_BYTES into its outbox, the other copies them out, PROBE_ROUNDS rounds with each
+ * kind of store; the fastest round of each decides (plain only if 10% faster), and the
+ * creator sets the segment's stream_min, which every rank of the node reads. Ranks that share
+ * cores do not probe (they would measure the scheduler); nor does an earlier team's reused
+ * segment, which keeps its answer. docs/tuning.md, "Copies into shared memory". */
+#define PROBE_BYTES (32 * 1024)
+#define PROBE_ROUNDS 12
+#define PROBE_TIMEOUT_NS (50ull * 1000 * 1000)
+
+/* Waits until the line reaches `target`; false after the deadline (the other rank is gone or
+ * was not scheduled: the probe is abandoned). */
+static bool probe_wait(rcoll_line_t *line, uint64_t target, uint64_t deadline)
+{
+    for (unsigned n = 0; !rcoll_line_reached(line, target); n++) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        if ((n & 255) == 255 && rcoll_now_ns() > deadline)
+            return false;
+    }
+    return true;
+}
+
+static void probe_stores(shm_tl_t *s)
+{
+    const rcoll_view_t *t = s->v;
+    shm_header_t *h = (shm_header_t *)(void *)s->seg;
+    if (t->cfg->copy_stream != RCOLL_STREAM_AUTO || t->local_size < 2 || t->local_rank > 1 ||
+        t->wait->crowded || s->base.inbox_bytes < PROBE_BYTES)
+        return;
+    unsigned char *buf = outbox_of(s, t->local_ranks[0], 1); /* unused until rank 0 publishes */
+    unsigned char *mine = malloc(PROBE_BYTES);
+    uint64_t deadline = rcoll_now_ns() + PROBE_TIMEOUT_NS, best[2] = {UINT64_MAX, UINT64_MAX};
+    bool ok = mine != NULL;
+    if (mine)
+        memset(mine, 0x5a, PROBE_BYTES);
+    for (uint64_t round = 1; ok && round <= 2 * PROBE_ROUNDS; round++) {
+        bool nt = round & 1; /* the kinds alternate, as calls of different sizes would */
+        if (t->local_rank == 1) { /* the reader */
+            ok = probe_wait(&h->probe_round, round, deadline);
+            if (ok)
+                memcpy(mine, buf, PROBE_BYTES);
+            rcoll_line_post(&h->probe_ack, ok ? round : UINT64_MAX); /* a failed wait ends it */
+            continue;
+        }
+        uint64_t t0 = rcoll_now_ns();
+        copy_stream(buf, mine, PROBE_BYTES, nt);
+        rcoll_line_post(&h->probe_round, round);
+        ok = probe_wait(&h->probe_ack, round, deadline) && atomic_load(&h->probe_ack.value) == round;
+        uint64_t dt = rcoll_now_ns() - t0;
+        if (ok && round > 2 && dt < best[nt]) /* the first of each kind: warm-up */
+            best[nt] = dt;
+    }
+    free(mine);
+    if (t->local_rank == 0 && !ok) /* let the reader go */
+        rcoll_line_post(&h->probe_round, UINT64_MAX);
+    if (t->local_rank != 0)
+        return;
+    bool plain = ok && best[0] + best[0] / 10 < best[1];
+    if (plain)
+        atomic_store_explicit(&h->stream_min, UINT64_MAX, memory_order_relaxed);
+    rcoll_view_log(t, RCOLL_LOG_INFO, "node transport: store probe, %d KB through the segment and "
+                   "back to back: plain stores %.1f us, non-temporal %.1f us: %s", PROBE_BYTES / 1024,
+                   ok ? (double)best[0] / 1000 : 0.0, ok ? (double)best[1] / 1000 : 0.0,
+                   !ok ? "abandoned (the other rank did not answer), non-temporal from 8 KB"
+                       : plain ? "plain stores" : "non-temporal from 8 KB");
+}
+
 rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oob,
                                     const rcoll_tl_hello_t *hellos, struct rcoll_tl_prep *prep,
                                     rcoll_tl_t **out)
@@ -1853,10 +1937,13 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
     }
     if (reused)
         set_slice(s);
+    else if (st == RCOLL_OK)
+        probe_stores(s);
     free(offers);
     if (st == RCOLL_OK && s->base.single_copy && s->board_bytes) /* alike on every rank */
         s->base.board = rcoll_board_attach(t, s->seg + s->off_board, (unsigned)t->cfg->nb_slots,
-                                           board_areas(t->cfg), t->cfg->nb_inline);
+                                           board_areas(t->cfg), t->cfg->nb_inline,
+                                           &((shm_header_t *)(void *)s->seg)->stream_min);
     if (st == RCOLL_OK && t->node_count > 1) /* all ranks agree: all take part */
         st = rcoll_net_create(t, oob, s->area[s->my_index], s->area_bytes, &s->net);
     if (st == RCOLL_OK && s->net)

@@ -132,7 +132,7 @@ static size_t send_bytes(const rcoll_board_desc_t *d, int size, int me)
 }
 
 /* Copies the send regions into the inline area, each shared region once. */
-static void copy_inline(rcoll_board_desc_t *d, int size, int me, unsigned char *area)
+static void copy_inline(const rcoll_board_t *b, rcoll_board_desc_t *d, int size, int me, unsigned char *area)
 {
     size_t off = 0;
     rcoll_region_t last = {0, 0};
@@ -145,7 +145,7 @@ static void copy_inline(rcoll_board_desc_t *d, int size, int me, unsigned char *
             continue;
         }
         last = d[p].send;
-        rcoll_board_fill(area + off, (const void *)(uintptr_t)d[p].send.addr, d[p].send.len);
+        rcoll_board_fill(b, area + off, (const void *)(uintptr_t)d[p].send.addr, d[p].send.len);
         last_off = d[p].send.addr = RCOLL_BOARD_INLINE | off;
         off += (d[p].send.len + 63) & ~(size_t)63;
     }
@@ -276,7 +276,7 @@ static void copy_direct(const struct rcoll_request *r, rcoll_board_t *b, rcoll_b
             continue;
         uint64_t addr = direct_addr(word, ordinal(p, me));
         if (len && !(word & DIRECT_STREAM) && (!copied || (word & DIRECT_PER_PEER)))
-            rcoll_board_fill(base + (addr & ~RCOLL_BOARD_HELD), (const void *)(uintptr_t)d[p].send.addr, len);
+            rcoll_board_fill(b, base + (addr & ~RCOLL_BOARD_HELD), (const void *)(uintptr_t)d[p].send.addr, len);
         copied = true;
         d[p].send.addr = addr;
     }
@@ -349,7 +349,7 @@ static rcoll_status_t pairs_start(struct rcoll_request *r, rcoll_board_t *b)
         size_t bytes = send_bytes(d, size, me);
         if (bytes && bytes + 64 * (size_t)size <= area) {
             rcoll_board_use_area(b, r->seq);
-            copy_inline(d, size, me, rcoll_board_inline(b, r->seq));
+            copy_inline(b, d, size, me, rcoll_board_inline(b, r->seq));
         }
     }
     rcoll_board_post(b, r->seq, word, r->in, r->out);

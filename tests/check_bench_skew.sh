@@ -45,7 +45,10 @@ for r in late:
     # measured. No upper bound: a loaded machine only adds.
     if r["floor_us"] < 150:
         bad.append(f"{what}: floor_us {r['floor_us']} (expected at least 213 nominal)")
-    if r["max_us"] + 1 < r["floor_us"]:
+    # Per rank its time is at least its wait for the last arrival, but the arrivals are stamped
+    # by different processes: a run under ASan on a 2-core Intel VM (2026-11-29) found a Max 2 us
+    # below its floor of 332, the cores' clocks apart; 5 us of slack.
+    if r["max_us"] + 5 < r["floor_us"]:
         bad.append(f"{what}: max_us {r['max_us']} below its floor {r['floor_us']}")
     if r["after_last_us"] < -50:
         bad.append(f"{what}: after_last_us {r['after_last_us']} (the host clock is not shared?)")

@@ -31,14 +31,21 @@ static inline bool rcoll_msg_copied(rcoll_msg_proto_t proto)
     return proto == RCOLL_MSG_COPY || proto == RCOLL_MSG_COPY_SMALL;
 }
 
-static inline rcoll_msg_proto_t rcoll_msg_proto(const rcoll_args_t *a, size_t bytes, size_t inbox_end,
-                                                bool allow_inline)
+/* The protocol with single copy from `zcopy` bytes. */
+static inline rcoll_msg_proto_t rcoll_msg_proto_from(const rcoll_args_t *a, size_t bytes, size_t inbox_end,
+                                                     bool allow_inline, size_t zcopy)
 {
     if (allow_inline && bytes <= RCOLL_INLINE_MAX)
         return RCOLL_MSG_INLINE;
-    if (bytes < a->tl->zcopy_threshold && inbox_end <= a->tl->inbox_bytes)
+    if (bytes < zcopy && inbox_end <= a->tl->inbox_bytes)
         return RCOLL_MSG_COPY;
     return RCOLL_MSG_ZCOPY;
+}
+
+static inline rcoll_msg_proto_t rcoll_msg_proto(const rcoll_args_t *a, size_t bytes, size_t inbox_end,
+                                                bool allow_inline)
+{
+    return rcoll_msg_proto_from(a, bytes, inbox_end, allow_inline, a->tl->zcopy_threshold);
 }
 
 /* rcoll_msg_proto for the blocks of an exchange (every rank sends and receives in the step:
@@ -47,11 +54,7 @@ static inline rcoll_msg_proto_t rcoll_msg_proto_exchange(const rcoll_args_t *a, 
                                                          bool allow_inline)
 {
     size_t zcopy = a->tl->zcopy_exchange ? a->tl->zcopy_exchange : a->tl->zcopy_threshold;
-    if (allow_inline && bytes <= RCOLL_INLINE_MAX)
-        return RCOLL_MSG_INLINE;
-    if (bytes < zcopy && inbox_end <= a->tl->inbox_bytes)
-        return RCOLL_MSG_COPY;
-    return RCOLL_MSG_ZCOPY;
+    return rcoll_msg_proto_from(a, bytes, inbox_end, allow_inline, zcopy);
 }
 
 /* rcoll_msg_proto with inline allowed, and copy_small where the copy's inbox layout ends within

@@ -1,6 +1,7 @@
 /* Messages of the rooted collectives: see xfer.h. */
 #include "coll/xfer.h"
 
+#include <stdint.h>
 #include <string.h>
 
 void gs_msg_begin(gs_msg_t *m, rcoll_args_t *a, int peer, rcoll_msg_proto_t proto)
@@ -86,6 +87,111 @@ int gs_deliver_vblock(rcoll_args_t *a, void *ctx, int r)
     gs_msg_begin(&msg, a, r, proto);
     rcoll_status_t st = gs_msg_part(&msg, (const char *)a->sendbuf + a->sdispls[r], count, 0, 0);
     return st == RCOLL_OK ? 1 : (int)st;
+}
+
+/* What the root tells a rank that reads its block: where it is in the advertised send buffer,
+ * its count, and a word that tells the descriptor from an erroneous call's data. */
+typedef struct {
+    uint64_t disp, count, tag;
+} vblock_desc_t;
+
+static uint64_t vblock_tag(const rcoll_args_t *a)
+{
+    return a->seq ^ 0x5ca77e2dbeadULL;
+}
+
+bool gs_vblock_read(const rcoll_args_t *a, size_t count)
+{
+    return a->tl->single_copy && a->team->node_count == 1 && gs_proto(a, count, count) == RCOLL_MSG_ZCOPY;
+}
+
+size_t gs_vblock_read_extent(const rcoll_args_t *a)
+{
+    size_t end = 0;
+    for (int r = 0; r < a->size; r++)
+        if (r != a->root && gs_vblock_read(a, a->scounts[r]) && a->sdispls[r] + a->scounts[r] > end)
+            end = a->sdispls[r] + a->scounts[r];
+    return end;
+}
+
+rcoll_status_t gs_vblock_prepare(rcoll_args_t *a)
+{
+    size_t end = a->rank == a->root ? gs_vblock_read_extent(a) : 0;
+    if (end) {
+        a->target = (void *)(uintptr_t)a->sendbuf;
+        a->target_bytes = end;
+    }
+    return RCOLL_OK;
+}
+
+static rcoll_status_t gs_vblock_tell(rcoll_args_t *a, int r)
+{
+    vblock_desc_t d = {a->sdispls[r], a->scounts[r], vblock_tag(a)};
+    return a->tl->ops->put_inline(a->tl, r, a->seq, 0, &d, sizeof d);
+}
+
+static rcoll_event_t gs_vblock_left_event(rcoll_args_t *a, void *ctx, int r);
+
+static int gs_vblock_read_done(rcoll_args_t *a, void *ctx, int r)
+{
+    rcoll_event_t left = gs_vblock_left_event(a, ctx, r);
+    if (!a->tl->ops->test(a->tl, &left))
+        return 0;
+    rcoll_event_t read = rcoll_ev_signal(r, a->seq, 1); /* raised before it left, if it read */
+    if (!a->tl->ops->test(a->tl, &read))
+        rcoll_team_note_size(a->team, r, 0, a->scounts[r]);
+    return 1;
+}
+
+static rcoll_event_t gs_vblock_left_event(rcoll_args_t *a, void *ctx, int r)
+{
+    (void)ctx;
+    return rcoll_ev_left(r, a->seq);
+}
+
+rcoll_status_t gs_send_vblocks(rcoll_args_t *a, int *ranks, int n)
+{
+    int *readers = a->team->scratch + a->size, count = 0, nread = 0;
+    for (int i = 0; i < n; i++) {
+        int r = ranks[i];
+        if (!gs_vblock_read(a, a->scounts[r])) {
+            ranks[count++] = r;
+            continue;
+        }
+        rcoll_status_t st = gs_vblock_tell(a, r);
+        if (st != RCOLL_OK)
+            return st;
+        readers[nread++] = r;
+    }
+    rcoll_status_t st = rcoll_sweep(a, ranks, count, gs_deliver_vblock, gs_arrival_event, NULL);
+    if (st == RCOLL_OK)
+        st = rcoll_sweep(a, readers, nread, gs_vblock_read_done, gs_vblock_left_event, NULL);
+    return st;
+}
+
+rcoll_status_t gs_recv_vblock(rcoll_args_t *a)
+{
+    if (!gs_vblock_read(a, a->bytes))
+        return gs_recv_one(a, a->root, gs_proto(a, a->bytes, a->bytes), a->recvbuf, a->bytes);
+    rcoll_event_t ev = rcoll_ev_signal(a->root, a->seq, 0);
+    rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
+    if (st != RCOLL_OK)
+        return st;
+    size_t sent = 0;
+    vblock_desc_t d = {0, 0, 0};
+    if (a->tl->ops->sent_len(a->tl, &ev, &sent) && sent == sizeof d)
+        memcpy(&d, a->tl->ops->inline_data(a->tl, a->root, a->seq), sizeof d);
+    if (d.tag != vblock_tag(a)) { /* the root sent its block itself: its count differs */
+        rcoll_team_note_size(a->team, a->root, sent, a->bytes);
+        return RCOLL_OK;
+    }
+    if (d.count != a->bytes)
+        rcoll_team_note_size(a->team, a->root, d.count, a->bytes);
+    size_t len = d.count < a->bytes ? d.count : a->bytes;
+    st = a->tl->ops->get_user(a->tl, a->root, a->seq, a->recvbuf, len, d.disp);
+    if (st == RCOLL_OK)
+        a->tl->ops->signal(a->tl, a->root, a->seq, 1);
+    return st;
 }
 
 /* One pass over the pending items, keeping the order of those left. Returns the number done,

@@ -61,4 +61,25 @@ rcoll_event_t gs_arrival_event(rcoll_args_t *a, void *ctx, int r);
  * gs_proto(a, count, count), signal step 0), unless it goes single copy and r has not arrived. */
 int gs_deliver_vblock(rcoll_args_t *a, void *ctx, int r);
 
+/* Scatterv blocks that their rank reads itself (docs/tuning.md, "Back-to-back rooted calls"):
+ * a block of `count` bytes that would go single copy, on a team on one node whose transport
+ * reads single copy, is not written by the root (which would wait for the rank to have
+ * entered) but read by the rank out of the root's send buffer. The root tells the rank where
+ * (an inline descriptor, signal step 0, at once), the rank reads and signals step 1, the root
+ * waits for the rank to have left. Both sides decide by their own count. */
+bool gs_vblock_read(const rcoll_args_t *a, size_t count);
+/* Root: the extent of its send buffer the readers may read (prepare advertises it), 0 if no
+ * block is read. */
+size_t gs_vblock_read_extent(const rcoll_args_t *a);
+/* Root, an algorithm's prepare: advertise the send buffer where some block is read. */
+rcoll_status_t gs_vblock_prepare(rcoll_args_t *a);
+/* Root: the blocks of ranks[0..n) (non-zero counts; `ranks` in the first P entries of the team's
+ * scratch): those read told at once, the others written (gs_deliver_vblock) in arrival order,
+ * then it waits for the readers to have left (one that left without reading, its count
+ * differing, is noted). */
+rcoll_status_t gs_send_vblocks(rcoll_args_t *a, int *ranks, int n);
+/* A scatterv rank's receive of its block of a->bytes: read where the root said, or as
+ * gs_recv_one. Never writes past a->bytes. */
+rcoll_status_t gs_recv_vblock(rcoll_args_t *a);
+
 #endif

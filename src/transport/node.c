@@ -474,6 +474,9 @@ static rcoll_line_t *event_line(shm_tl_t *s, const rcoll_event_t *ev, uint64_t *
         *target = ev->seq;
         return remote ? &pushed_block(s, ev->peer, ev->seq)->line
                       : &head_of(s, ev->peer)->published[slot_of(s, ev->seq)];
+    case RCOLL_EV_LEFT:
+        *target = ev->seq;
+        return remote ? NULL : &head_of(s, ev->peer)->done;
     case RCOLL_EV_RELEASE:
     default:
         *target = ev->seq;
@@ -495,6 +498,20 @@ static bool net_arrived(shm_tl_t *s, int peer, uint64_t seq)
            atomic_load_explicit(&seen->line.value, memory_order_relaxed) >= seq;
 }
 
+/* Has the rank on another node left seq? One read of its done word unless already seen. */
+static bool net_left(shm_tl_t *s, int peer, uint64_t seq)
+{
+    if (s->peer_done_seen[peer] >= seq)
+        return true;
+    uint64_t done = 0;
+    if (rcoll_net_get(s->net, peer, &done, sizeof done,
+                      offsetof(area_head_t, done) + offsetof(rcoll_line_t, value)) != RCOLL_OK)
+        return false; /* the wait's pause finds the failure */
+    if (done > s->peer_done_seen[peer])
+        s->peer_done_seen[peer] = done;
+    return done >= seq;
+}
+
 /* What a rank learns from a peer's signal or publication for collective seq: it has left
  * seq-1 (flow control for free); and this rank is no longer waiting. */
 static void heard_from(shm_tl_t *s, int peer, uint64_t seq, bool signal_or_published)
@@ -511,6 +528,8 @@ static bool shm_test(rcoll_tl_t *tl, const rcoll_event_t *ev)
     shm_tl_t *s = (shm_tl_t *)tl;
     uint64_t target;
     rcoll_line_t *line = event_line(s, ev, &target);
+    if (!line && ev->kind == RCOLL_EV_LEFT)
+        return net_left(s, ev->peer, ev->seq);
     if (!line)
         return net_arrived(s, ev->peer, ev->seq);
     if (!rcoll_line_reached(line, target)) /* the network progresses in pause, once per pass */

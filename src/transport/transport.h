@@ -29,7 +29,8 @@
  * - events:     what a rank can wait for: a signal from a source, a peer's arrival (its
  *               advertisement; it tells that put_user to the peer may go, so a transport that
  *               holds early writes for their receiver reports it at once), the release word of
- *               a root (one-step release every rank polls).
+ *               a root (one-step release every rank polls), a peer's leaving a collective
+ *               (it has finished with everything of that call, or passed it moving nothing).
  *
  * An algorithm never names a transport; a transport never knows which collective it serves. */
 #ifndef RCOLL_TRANSPORT_H
@@ -47,10 +48,11 @@
 #define RCOLL_NO_SIGNAL 0xffffu
 #define RCOLL_SIGNAL(seq, step) (((uint64_t)(seq) << 16) | ((uint64_t)(step) + 1))
 
-typedef enum { RCOLL_EV_SIGNAL, RCOLL_EV_ARRIVAL, RCOLL_EV_RELEASE, RCOLL_EV_PUBLISHED } rcoll_event_kind_t;
+typedef enum { RCOLL_EV_SIGNAL, RCOLL_EV_ARRIVAL, RCOLL_EV_RELEASE, RCOLL_EV_PUBLISHED, RCOLL_EV_LEFT } rcoll_event_kind_t;
 typedef struct {
     rcoll_event_kind_t kind;
-    int peer;      /* the source of the signal, the arriving peer, the releasing root */
+    int peer;      /* the source of the signal, the arriving peer, the releasing root, the
+                    * leaving peer */
     uint64_t seq;
     unsigned step; /* signals only */
 } rcoll_event_t;
@@ -198,6 +200,12 @@ static inline rcoll_event_t rcoll_ev_arrival(int peer, uint64_t seq)
 static inline rcoll_event_t rcoll_ev_published(int peer, uint64_t seq)
 {
     rcoll_event_t ev = {RCOLL_EV_PUBLISHED, peer, seq, 0};
+    return ev;
+}
+/* The peer has left collective seq (or a later one): its leave() for it. */
+static inline rcoll_event_t rcoll_ev_left(int peer, uint64_t seq)
+{
+    rcoll_event_t ev = {RCOLL_EV_LEFT, peer, seq, 0};
     return ev;
 }
 static inline rcoll_event_t rcoll_ev_release(int root, uint64_t seq)

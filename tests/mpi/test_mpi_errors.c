@@ -1,15 +1,16 @@
 /* Erroneous calls through the MPI drop-in: for every collective and v-form, one rank (or the
  * root) makes a call MPI forbids (its send and receive sizes differ, send and receive buffer
  * alias without MPI_IN_PLACE, MPI_IN_PLACE where MPI forbids it, a receive count that differs
- * from the root's, a gather leaf sending more than the root takes), with MPI_ERRORS_RETURN.
- * The reductions: one rank's buffers aliased or MPI_IN_PLACE where MPI forbids it
- * (MPI_ERR_BUFFER), and on every rank alike an operation the type does not have
- * (MPI_ERR_OP), an invalid root (MPI_ERR_ROOT), a negative count (MPI_ERR_COUNT). Checked on
- * every rank: the erroneous rank gets the expected MPI error class; no call hangs
- * (run_mpi_tests.sh bounds the run); the guard bytes around every receive buffer are
- * untouched; and a correct allgather, bcast and allreduce on the same communicator right after
- * each erroneous call give the right data (the team's calls stay in step). Usage:
- * test_mpi_errors [REPS]. Prints "OK test_mpi_errors ..." on rank 0. */
+ * from the root's, a gather leaf sending more than the root takes), with MPI_ERRORS_RETURN. The
+ * reductions: one rank's buffers aliased or MPI_IN_PLACE where MPI forbids it (MPI_ERR_BUFFER),
+ * and on every rank alike an operation the type does not have (MPI_ERR_OP), an invalid root
+ * (MPI_ERR_ROOT), a negative count (MPI_ERR_COUNT). Checked on every rank: the erroneous rank
+ * gets the expected MPI error class; no call hangs (run_mpi_tests.sh bounds the run); the guard
+ * bytes around every receive buffer are untouched (scatterv also with blocks large enough for
+ * single copy); and a correct allgather, bcast and allreduce on the same communicator right after
+ * each erroneous call give the right data (the team's calls stay in step). Usage: test_mpi_errors
+ * [REPS]. Prints "OK test_mpi_errors ..." on rank 0.
+ */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,6 +228,48 @@ static void t_vforms(MPI_Comm comm, int bad)
     free(scounts);
 }
 
+/* Scatterv with blocks large enough to go single copy (a rank may read its block out of the
+ * root's buffer): the bad rank's receive count is half, a few ints, or none of what the root
+ * sends it. No rank hangs or writes past its buffer; the bad rank reports the truncation where
+ * it receives anything; the next calls work. */
+static void t_scatterv_large(MPI_Comm comm, int root, int bad)
+{
+    const int big = 20000; /* 80 KB per rank: single copy on one node */
+    const int theirs[3] = {big / 2, 4, 0};
+    int *counts = malloc((size_t)size * sizeof(int)), *displs = malloc((size_t)size * sizeof(int));
+    for (int i = 0; i < size; i++)
+        counts[i] = big, displs[i] = (size - 1 - i) * big; /* blocks in reverse order */
+    gbuf_t s, r;
+    gb_init(&s, (size_t)size * (size_t)big);
+    for (size_t i = 0; i < s.ints; i++)
+        s.buf[i] = (int)i;
+    for (int k = 0; k < 3; k++) {
+        gb_init(&r, (size_t)big);
+        int mine = rank == bad ? theirs[k] : big;
+        int rc = MPI_Scatterv(s.buf, counts, displs, MPI_INT, r.buf, mine, MPI_INT, root, comm);
+        expect(rc, MPI_ERR_TRUNCATE, rank == bad && mine > 0, "scatterv large size mismatch");
+        gb_check(&r, "scatterv large size mismatch");
+        for (int i = mine; rank == bad && i < big; i++)
+            if (r.buf[i] != -1) {
+                fprintf(stderr, "FAIL rank %d: scatterv wrote past its count %d (int %d)\n", rank,
+                        mine, i);
+                failures++;
+                break;
+            }
+        for (int i = 0; rank != bad && rank != root && i < big; i++)
+            if (r.buf[i] != displs[rank] + i) {
+                fprintf(stderr, "FAIL rank %d: scatterv large int %d is %d\n", rank, i, r.buf[i]);
+                failures++;
+                break;
+            }
+        free(r.raw);
+        healthy(comm, 15 + k, "scatterv large size mismatch");
+    }
+    free(s.raw);
+    free(counts);
+    free(displs);
+}
+
 /* Reductions where one rank's call is erroneous: aliased buffers (MPI_Allreduce, MPI_Scan,
  * MPI_Reduce at the root), MPI_IN_PLACE off the root of MPI_Reduce and as the receive buffer
  * of MPI_Reduce_scatter_block. */
@@ -330,6 +373,8 @@ int main(int argc, char **argv)
                 healthy(comm, 9, "gather leaf sending more");
             }
             t_vforms(comm, bad);
+            if (bad != root)
+                t_scatterv_large(comm, root, bad);
             t_reduce_local(comm, root, bad);
         }
         t_reduce_all(comm);

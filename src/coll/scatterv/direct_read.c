@@ -8,8 +8,8 @@
  * of at most SCATTERV_PACK_MAX bytes.
  * Steps: one.
  *   Root: copies the table and the small blocks once into its outbox (inline in its published
- *   line when they fit 48 B), raises one word, then writes the larger blocks as direct does
- *   (into the rank's inbox, or single copy to ranks in the order they arrive). Where every block
+ *   line when they fit 48 B), raises one word, then sends the larger blocks as direct does
+ *   (into the rank's inbox, or single copy: read by the rank, or written in arrival order). Where every block
  *   is of at most 48 B but the table and blocks together are more, none is packed: each goes
  *   inline in its rank's signal line as in direct (see pack_max). Teams of up to 12 ranks, so
  *   that the table alone always fits the line.
@@ -47,6 +47,7 @@ static rcoll_status_t scatterv_direct_read_prepare(rcoll_args_t *a)
 {
     if (a->rank != a->root)
         return RCOLL_OK;
+    gs_vblock_prepare(a);
     size_t most = table_bytes(a) + (size_t)(a->size - 1) * SCATTERV_PACK_MAX;
     size_t max = publication_max(a);
     a->tmp = rcoll_team_tmp(a->team, RCOLL_TMP_ALGO, most < max ? most : max);
@@ -90,7 +91,7 @@ static rcoll_status_t root_side(rcoll_args_t *a)
     rcoll_status_t st = a->tl->ops->publish(a->tl, a->seq, a->tmp, table_bytes(a) + end);
     if (st != RCOLL_OK)
         return st;
-    return rcoll_sweep(a, pending, count, gs_deliver_vblock, gs_arrival_event, NULL);
+    return gs_send_vblocks(a, pending, count);
 }
 
 static rcoll_status_t leaf_side(rcoll_args_t *a)
@@ -106,7 +107,7 @@ static rcoll_status_t leaf_side(rcoll_args_t *a)
     if (st != RCOLL_OK)
         return st;
     if (words[1] & SENT_FLAG) /* not packed: sent as direct sends it */
-        return gs_recv_one(a, a->root, gs_proto(a, a->bytes, a->bytes), a->recvbuf, a->bytes);
+        return gs_recv_vblock(a);
     size_t start = words[0] & ~SENT_FLAG, len = words[1] - start;
     if (len != a->bytes) {
         rcoll_team_note_size(a->team, a->root, len, a->bytes);

@@ -20,6 +20,14 @@ rcoll_status_t rcoll_msg_put(rcoll_args_t *a, int peer, unsigned step, rcoll_msg
     }
 }
 
+rcoll_status_t rcoll_msg_put_parts(rcoll_args_t *a, int peer, unsigned step, rcoll_msg_proto_t proto,
+                                   const void *src, size_t len, size_t remote)
+{
+    if (proto == RCOLL_MSG_COPY)
+        return a->tl->ops->put_parts(a->tl, peer, a->seq, step, src, len, remote);
+    return rcoll_msg_put(a, peer, step, proto, src, len, remote);
+}
+
 const unsigned char *rcoll_msg_data(const rcoll_args_t *a, int source, rcoll_msg_proto_t proto,
                                     size_t inbox_off)
 {
@@ -38,6 +46,39 @@ void rcoll_msg_copy_out(const rcoll_args_t *a, int source, rcoll_msg_proto_t pro
     const unsigned char *from = rcoll_msg_data(a, source, proto, inbox_off);
     if (from && len)
         memcpy(dst, from, len);
+}
+
+bool rcoll_msg_recv_test(rcoll_args_t *a, int source, unsigned step, rcoll_msg_proto_t proto,
+                         size_t inbox_off, void *dst, size_t len, size_t *done)
+{
+    rcoll_event_t ev = rcoll_ev_signal(source, a->seq, step);
+    if (proto == RCOLL_MSG_COPY) {
+        if (!a->tl->ops->copy_arrived(a->tl, source, a->seq, step, dst, len, inbox_off, done))
+            return false;
+    } else {
+        if (!a->tl->ops->test(a->tl, &ev))
+            return false;
+        rcoll_msg_copy_out(a, source, proto, inbox_off, dst, len);
+    }
+    rcoll_check_len(a, &ev, len);
+    return true;
+}
+
+rcoll_status_t rcoll_msg_recv(rcoll_args_t *a, int source, unsigned step, rcoll_msg_proto_t proto,
+                              size_t inbox_off, void *dst, size_t len)
+{
+    size_t done = 0;
+    if (rcoll_msg_recv_test(a, source, step, proto, inbox_off, dst, len, &done))
+        return RCOLL_OK;
+    rcoll_event_t ev = rcoll_ev_signal(source, a->seq, step);
+    rcoll_waiter_t w;
+    rcoll_waiter_start(&w, a->tl->wait);
+    while (!rcoll_msg_recv_test(a, source, step, proto, inbox_off, dst, len, &done)) {
+        rcoll_status_t st = a->tl->ops->pause(a->tl, &w, &ev);
+        if (st != RCOLL_OK)
+            return st;
+    }
+    return RCOLL_OK;
 }
 
 rcoll_status_t rcoll_msg_stage_part(rcoll_args_t *a, const void *src, unsigned step, size_t off,

@@ -72,6 +72,11 @@ static inline rcoll_msg_proto_t rcoll_msg_proto_small(const rcoll_args_t *a, siz
 rcoll_status_t rcoll_msg_put(rcoll_args_t *a, int peer, unsigned step, rcoll_msg_proto_t proto,
                              const void *src, size_t len, size_t remote);
 
+/* As rcoll_msg_put, for a receiver that takes it with rcoll_msg_recv(_test): a copy goes in
+ * parts it copies out as they come (transport put_parts). */
+rcoll_status_t rcoll_msg_put_parts(rcoll_args_t *a, int peer, unsigned step, rcoll_msg_proto_t proto,
+                                   const void *src, size_t len, size_t remote);
+
 /* After the signal from `source` was seen: where its message sits -- the inline line, the
  * inbox at `inbox_off` -- or NULL when it came single copy (already in place). */
 const unsigned char *rcoll_msg_data(const rcoll_args_t *a, int source, rcoll_msg_proto_t proto,
@@ -80,6 +85,18 @@ const unsigned char *rcoll_msg_data(const rcoll_args_t *a, int source, rcoll_msg
 /* The same, copied to `dst` unless already in place. */
 void rcoll_msg_copy_out(const rcoll_args_t *a, int source, rcoll_msg_proto_t proto, size_t inbox_off,
                         void *dst, size_t len);
+
+/* A message of `len` bytes from `source` with signal `step`, sent by `proto` as one put at
+ * `inbox_off` (copy; any puts of it without a signal first) or inline or single copy: wait for
+ * it and put it in `dst` (unless single copy put it there). A copy is copied out as its parts
+ * arrive (transport copy_arrived), overlapping the sender's copy in. The length its line
+ * carries is checked against len. The sender's side: rcoll_msg_put_parts. */
+rcoll_status_t rcoll_msg_recv(rcoll_args_t *a, int source, unsigned step, rcoll_msg_proto_t proto,
+                              size_t inbox_off, void *dst, size_t len);
+/* The same without waiting, for sweeps over several sources: true once the whole message is in
+ * dst; *done: the bytes copied so far (0 at the start). */
+bool rcoll_msg_recv_test(rcoll_args_t *a, int source, unsigned step, rcoll_msg_proto_t proto,
+                         size_t inbox_off, void *dst, size_t len, size_t *done);
 
 /* A publication of a->bytes in parts, one to many (bcast direct_read's root, allreduce knomial's
  * release): part `step` ([off, off + len) of the data at `src`) staged in this rank's outbox

@@ -14,8 +14,8 @@ void gs_msg_begin(gs_msg_t *m, rcoll_args_t *a, int peer, rcoll_msg_proto_t prot
 
 rcoll_status_t gs_msg_part(gs_msg_t *m, const void *src, size_t len, size_t remote, unsigned step)
 {
-    if (m->proto != RCOLL_MSG_INLINE)
-        return rcoll_msg_put(m->a, m->peer, step, m->proto, src, len, remote);
+    if (m->proto != RCOLL_MSG_INLINE) /* its receiver takes it as it comes (rcoll_msg_recv) */
+        return rcoll_msg_put_parts(m->a, m->peer, step, m->proto, src, len, remote);
     if (len) /* an inline message gathers its parts in one line, sent with the last */
         memcpy(m->line + remote, src, len);
     if (remote + len > m->line_len)
@@ -46,16 +46,22 @@ const unsigned char *gs_block_data(rcoll_args_t *a, int source, size_t bytes)
     return gs_msg_data(a, source, proto, (size_t)source * bytes, NULL);
 }
 
-int gs_collect_block(rcoll_args_t *a, void *ctx, int r)
+/* Sweep callback: take what has come of rank r's block (ctx: per rank, the bytes taken). */
+static int gs_collect_block(rcoll_args_t *a, void *ctx, int r)
 {
-    rcoll_event_t ev = gs_block_signal(a, ctx, r);
-    if (!a->tl->ops->test(a->tl, &ev))
-        return 0;
-    rcoll_check_len(a, &ev, a->bytes);
-    const unsigned char *data = gs_block_data(a, r, a->bytes);
-    if (data)
-        memcpy((char *)a->recvbuf + (size_t)r * a->bytes, data, a->bytes);
-    return 1;
+    size_t *copied = ctx;
+    rcoll_msg_proto_t proto = gs_proto(a, a->bytes, ((size_t)r + 1) * a->bytes);
+    return rcoll_msg_recv_test(a, r, 0, proto, proto == RCOLL_MSG_INLINE ? 0 : (size_t)r * a->bytes,
+                               (char *)a->recvbuf + (size_t)r * a->bytes, a->bytes, &copied[r]);
+}
+
+rcoll_status_t gs_collect(rcoll_args_t *a, int *pending, int count)
+{
+    size_t *copied = rcoll_team_tmp(a->team, RCOLL_TMP_PARTS, (size_t)a->size * sizeof(size_t));
+    if (!copied)
+        return RCOLL_ERR_NOMEM;
+    memset(copied, 0, (size_t)a->size * sizeof(size_t));
+    return rcoll_sweep(a, pending, count, gs_collect_block, gs_block_signal, copied);
 }
 
 rcoll_event_t gs_block_signal(rcoll_args_t *a, void *ctx, int r)
@@ -199,11 +205,5 @@ rcoll_status_t gs_recv_vblock(rcoll_args_t *a)
 
 rcoll_status_t gs_recv_one(rcoll_args_t *a, int source, rcoll_msg_proto_t proto, void *dst, size_t bytes)
 {
-    rcoll_event_t ev = rcoll_ev_signal(source, a->seq, 0);
-    rcoll_status_t st = rcoll_tl_wait(a->tl, &ev);
-    if (st == RCOLL_OK)
-        rcoll_check_len(a, &ev, bytes);
-    if (st == RCOLL_OK && proto != RCOLL_MSG_ZCOPY)
-        memcpy(dst, gs_msg_data(a, source, proto, 0, NULL), bytes);
-    return st;
+    return rcoll_msg_recv(a, source, 0, proto, 0, dst, bytes);
 }

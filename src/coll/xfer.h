@@ -48,9 +48,10 @@ rcoll_status_t gs_send_block(rcoll_args_t *a, int root, const void *src, size_t 
 /* The root's: where the block from `source` sits once its signal was seen (NULL: it came single
  * copy, already in place). */
 const unsigned char *gs_block_data(rcoll_args_t *a, int source, size_t bytes);
-/* Sweep callbacks of a gather of m-byte blocks into the root's recvbuf: take rank r's block if
- * its signal is there; the event that makes it so (its signal, step 0). */
-int gs_collect_block(rcoll_args_t *a, void *ctx, int r);
+/* The root of a gather of m-byte blocks into its recvbuf: take the blocks of pending[0..count)
+ * in the order they come (a block copied in parts is copied out as its parts come). */
+rcoll_status_t gs_collect(rcoll_args_t *a, int *pending, int count);
+/* Sweep callback: the event of rank r's block (its signal, step 0). */
 rcoll_event_t gs_block_signal(rcoll_args_t *a, void *ctx, int r);
 
 /* Has `peer` entered this collective? (Its inbox is then free and its buffer advertised.) */

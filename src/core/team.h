@@ -21,7 +21,8 @@ struct rcoll_algo;
  * three for the reductions, whose nested calls (coll/reduce.h) use the others meanwhile: two
  * for their algorithms, one for the entry point's counts in bytes (reduce_scatter). */
 enum { RCOLL_TMP_INPLACE = 0, RCOLL_TMP_ALGO = 1, RCOLL_TMP_ALGO2 = 2, RCOLL_TMP_ALGO3 = 3,
-       RCOLL_TMP_REDUCE = 4, RCOLL_TMP_REDUCE2 = 5, RCOLL_TMP_COUNTS = 6, RCOLL_TMP_SLOTS = 7 };
+       RCOLL_TMP_REDUCE = 4, RCOLL_TMP_REDUCE2 = 5, RCOLL_TMP_COUNTS = 6, RCOLL_TMP_PARTS = 7,
+       RCOLL_TMP_SLOTS = 8 };
 
 struct rcoll_hier;
 

@@ -739,9 +739,42 @@ static void post_signal(shm_tl_t *s, int peer, uint64_t seq, unsigned step, size
     rcoll_line_post(line, RCOLL_SIGNAL(seq, step));
 }
 
+/* How far a put in parts got, in the payload of the signal line that will carry its signal
+ * (no inline data shares the line: a line with inline data carries one message a call): the
+ * signal it will raise, then the inbox range written so far, [start, upto). The first part
+ * sets start and upto before tag; later parts move upto (release: their data first). */
+typedef struct {
+    _Atomic uint64_t tag, start, upto;
+} put_progress_t;
+
+static put_progress_t *progress_of(rcoll_line_t *line)
+{
+    return (put_progress_t *)(void *)line->payload;
+}
+
+/* A put to a peer on this node, its signal raised at the end: in parts of RCOLL_PUT_PART from
+ * RCOLL_PUT_PARTS_MIN bytes, so that a receiver already waiting copies each part out while the
+ * next is written (one kind of store for all parts: by the whole length). */
+static void put_parts(shm_tl_t *s, int peer, uint64_t seq, unsigned step, unsigned char *inbox,
+                      const unsigned char *src, size_t len, size_t inbox_offset)
+{
+    bool stream = len >= stream_min(s);
+    put_progress_t *p = progress_of(signal_line(s, peer, s->v->rank, seq));
+    size_t done = 0;
+    for (; len - done > RCOLL_PUT_PART; done += RCOLL_PUT_PART) {
+        copy_stream(inbox + inbox_offset + done, src + done, RCOLL_PUT_PART, stream);
+        atomic_store_explicit(&p->upto, inbox_offset + done + RCOLL_PUT_PART, memory_order_release);
+        if (done == 0) {
+            atomic_store_explicit(&p->start, inbox_offset, memory_order_relaxed);
+            atomic_store_explicit(&p->tag, RCOLL_SIGNAL(seq, step), memory_order_release);
+        }
+    }
+    copy_stream(inbox + inbox_offset + done, src + done, len - done, stream);
+}
+
 /* A copy into the peer's inbox (its box ring) or its small inbox (the lines' ring). */
 static rcoll_status_t put_copy(shm_tl_t *s, int peer, uint64_t seq, unsigned step,
-                               const void *src, size_t len, size_t inbox_offset, bool small)
+                               const void *src, size_t len, size_t inbox_offset, bool small, bool parts)
 {
     rcoll_status_t st = wait_slots_free(s, peer, seq, small ? s->depth : s->box_depth);
     if (st != RCOLL_OK)
@@ -752,7 +785,9 @@ static rcoll_status_t put_copy(shm_tl_t *s, int peer, uint64_t seq, unsigned ste
                                step == RCOLL_NO_SIGNAL ? RCOLL_NET_NO_SIGNAL
                                                        : signal_off(s, s->v->rank, seq),
                                RCOLL_SIGNAL(seq, step));
-    if (len)
+    if (parts && step != RCOLL_NO_SIGNAL && len >= RCOLL_PUT_PARTS_MIN)
+        put_parts(s, peer, seq, step, inbox_of(s, peer, seq), src, len, inbox_offset);
+    else if (len)
         copy_out(s, (small ? small_inbox_of(s, peer, seq) : inbox_of(s, peer, seq)) + inbox_offset, src, len);
     if (step != RCOLL_NO_SIGNAL)
         post_signal(s, peer, seq, step, len);
@@ -764,13 +799,19 @@ static rcoll_status_t put_copy(shm_tl_t *s, int peer, uint64_t seq, unsigned ste
 static rcoll_status_t shm_put(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
                               const void *src, size_t len, size_t inbox_offset)
 {
-    return put_copy((shm_tl_t *)tl, peer, seq, step, src, len, inbox_offset, false);
+    return put_copy((shm_tl_t *)tl, peer, seq, step, src, len, inbox_offset, false, false);
+}
+
+static rcoll_status_t shm_put_parts(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
+                                    const void *src, size_t len, size_t inbox_offset)
+{
+    return put_copy((shm_tl_t *)tl, peer, seq, step, src, len, inbox_offset, false, true);
 }
 
 static rcoll_status_t shm_put_small(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
                                     const void *src, size_t len, size_t inbox_offset)
 {
-    return put_copy((shm_tl_t *)tl, peer, seq, step, src, len, inbox_offset, true);
+    return put_copy((shm_tl_t *)tl, peer, seq, step, src, len, inbox_offset, true, false);
 }
 
 static rcoll_status_t shm_put_inline(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
@@ -793,6 +834,35 @@ static const void *shm_inline_data(rcoll_tl_t *tl, int source, uint64_t seq)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
     return signal_line(s, s->v->rank, source, seq)->payload;
+}
+
+static bool shm_copy_arrived(rcoll_tl_t *tl, int source, uint64_t seq, unsigned step, void *dst,
+                             size_t len, size_t inbox_offset, size_t *done)
+{
+    shm_tl_t *s = (shm_tl_t *)tl;
+    const unsigned char *inbox = inbox_of(s, s->v->rank, seq) + inbox_offset;
+    rcoll_event_t ev = rcoll_ev_signal(source, seq, step);
+    if (shm_test(tl, &ev)) {
+        if (len > *done)
+            memcpy((unsigned char *)dst + *done, inbox + *done, len - *done);
+        *done = len;
+        return true;
+    }
+    if (is_remote(s, source) || len < RCOLL_PUT_PARTS_MIN)
+        return false;
+    put_progress_t *p = progress_of(signal_line(s, s->v->rank, source, seq));
+    if (atomic_load_explicit(&p->tag, memory_order_acquire) != RCOLL_SIGNAL(seq, step))
+        return false;
+    uint64_t start = atomic_load_explicit(&p->start, memory_order_relaxed);
+    uint64_t upto = atomic_load_explicit(&p->upto, memory_order_acquire);
+    /* [start, upto) of the inbox is written; what lies before start only once the signal says
+     * so (an earlier put of the message may not have covered it). */
+    if (start > inbox_offset + *done || upto <= inbox_offset + *done)
+        return false;
+    size_t to = upto - inbox_offset < len ? (size_t)(upto - inbox_offset) : len;
+    memcpy((unsigned char *)dst + *done, inbox + *done, to - *done);
+    *done = to;
+    return false;
 }
 
 /* One single copy by CMA between my `local` buffer and `remote` in the peer (write: to it). */
@@ -1240,7 +1310,9 @@ static const rcoll_tl_ops_t shm_ops = {
     .small_inbox = shm_small_inbox,
     .put_small = shm_put_small,
     .put_inline = shm_put_inline,
+    .put_parts = shm_put_parts,
     .inline_data = shm_inline_data,
+    .copy_arrived = shm_copy_arrived,
     .put_user = shm_put_user,
     .publish = shm_publish,
     .get = shm_get,

@@ -10,6 +10,9 @@
  * - put_inline: up to RCOLL_INLINE_MAX bytes inside the signal's own cache line.
  * - put_small:  as put, into the peer's small inbox (small_inbox_bytes, 0: none): a ring as
  *               deep as the signal lines', where a put's ring is the boxes' (2 deep).
+ * - put_parts:  as put, for a receiver that takes the message as it comes (copy_arrived): from
+ *               RCOLL_PUT_PARTS_MIN bytes to a peer on this node it is written in parts, and its
+ *               signal line tells how far it got.
  * - put_user:   single copy into the buffer the peer advertised when it entered the collective
  *               (CMA on shm, or a chunked copy through shared memory), then raise the signal;
  *               never past the advertised end (cut there, the call noted in tl->truncated).
@@ -44,6 +47,10 @@
 #include "rcoll/rcoll.h"
 
 #define RCOLL_INLINE_MAX RCOLL_LINE_PAYLOAD
+/* put_parts of at least this size to a peer on this node go in parts its receiver copies out
+ * as they come (copy_arrived; docs/tuning.md, "Copies in parts"). */
+#define RCOLL_PUT_PART (4 * 1024)
+#define RCOLL_PUT_PARTS_MIN (2 * RCOLL_PUT_PART)
 /* As the step of put or put_user: move the data but raise no signal (more follows). */
 #define RCOLL_NO_SIGNAL 0xffffu
 #define RCOLL_SIGNAL(seq, step) (((uint64_t)(seq) << 16) | ((uint64_t)(step) + 1))
@@ -80,9 +87,18 @@ typedef struct {
                                 const void *src, size_t len, size_t inbox_offset);
     rcoll_status_t (*put)(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step, const void *src,
                           size_t len, size_t inbox_offset);
+    rcoll_status_t (*put_parts)(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step, const void *src,
+                                size_t len, size_t inbox_offset);
     rcoll_status_t (*put_inline)(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
                                  const void *src, size_t len);
     const void *(*inline_data)(rcoll_tl_t *tl, int source, uint64_t seq);
+    /* The message of signal `step` from `source` that one put brought into my inbox at
+     * [inbox_offset, inbox_offset + len) (any puts of it without a signal came first): copy to
+     * dst what has arrived of it beyond the *done bytes already copied (a put from this node
+     * is written in parts and says how far it got) and advance *done; true once its signal was
+     * seen and all of it is copied. Never blocks. */
+    bool (*copy_arrived)(rcoll_tl_t *tl, int source, uint64_t seq, unsigned step, void *dst, size_t len,
+                         size_t inbox_offset, size_t *done);
     rcoll_status_t (*put_user)(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step,
                                const void *src, size_t len, size_t remote_offset);
     rcoll_status_t (*publish)(rcoll_tl_t *tl, uint64_t seq, const void *src, size_t len);

@@ -33,7 +33,7 @@ static rcoll_status_t allgather_gather_bcast(rcoll_args_t *a)
     }
     int *pending = a->team->scratch;
     int count = rcoll_sweep_others(a, pending);
-    rcoll_status_t st = rcoll_sweep(a, pending, count, gs_collect_block, gs_block_signal, NULL);
+    rcoll_status_t st = gs_collect(a, pending, count);
     for (int t = 1; t < a->size && st == RCOLL_OK; t++) {
         gs_msg_t msg;
         gs_msg_begin(&msg, a, t, down);

@@ -23,7 +23,7 @@ static rcoll_status_t gather_direct(rcoll_args_t *a)
     int *pending = a->team->scratch, count = 0;
     for (int i = 1; i < a->size; i++)
         pending[count++] = (a->root + i) % a->size;
-    return rcoll_sweep(a, pending, count, gs_collect_block, gs_block_signal, NULL);
+    return gs_collect(a, pending, count);
 }
 
 /* Cost model: the root hears one block from every rank. */

@@ -48,20 +48,13 @@ static size_t inbox_off(const rcoll_args_t *a, int r, rcoll_msg_proto_t proto)
     return proto == RCOLL_MSG_COPY ? (size_t)r * slot_bytes(a) : 0;
 }
 
-/* Root: take rank r's block if its signal is there. */
+/* Root: take what has come of rank r's block (ctx: per rank, the bytes taken so far). */
 static int collect(rcoll_args_t *a, void *ctx, int r)
 {
-    (void)ctx;
-    rcoll_event_t ev = rcoll_ev_signal(r, a->seq, 0);
-    if (!a->tl->ops->test(a->tl, &ev))
-        return 0;
-    size_t count = a->rcounts[r];
-    rcoll_check_len(a, &ev, count);
+    size_t *copied = ctx, count = a->rcounts[r];
     rcoll_msg_proto_t proto = proto_of(a, r, count);
-    if (proto != RCOLL_MSG_ZCOPY)
-        memcpy((char *)a->recvbuf + a->rdispls[r],
-               gs_msg_data(a, r, proto, inbox_off(a, r, proto), NULL), count);
-    return 1;
+    return rcoll_msg_recv_test(a, r, 0, proto, inbox_off(a, r, proto), (char *)a->recvbuf + a->rdispls[r],
+                               count, &copied[r]);
 }
 
 static rcoll_event_t signal_of(rcoll_args_t *a, void *ctx, int r)
@@ -95,7 +88,11 @@ static rcoll_status_t root_side(rcoll_args_t *a)
         if (st != RCOLL_OK)
             return st;
     }
-    return rcoll_sweep(a, pending, count, collect, signal_of, NULL);
+    size_t *copied = rcoll_team_tmp(a->team, RCOLL_TMP_PARTS, (size_t)a->size * sizeof(size_t));
+    if (!copied)
+        return RCOLL_ERR_NOMEM;
+    memset(copied, 0, (size_t)a->size * sizeof(size_t));
+    return rcoll_sweep(a, pending, count, collect, signal_of, copied);
 }
 
 static rcoll_status_t sender_side(rcoll_args_t *a)

@@ -5,7 +5,9 @@
 # summed (--op sum --dtype double; sizes from one element, 8 B) at np=2 and np=4 (4 ranks on a
 # 2-core machine: more ranks than cores), with Open MPI and with MPICH, every size interleaved
 # native/rcoll in one run, every (collective, implementation, size) checked once before it is
-# timed; at np=2 allreduce also from 2 MB to 16 MB in a second run (<mpi>-large-np2). Writes
+# timed; at np=2 allreduce also from 2 MB to 16 MB in a second run (<mpi>-large-np2), and with
+# Open MPI at np=2 bcast, gather, scatter, allgather, alltoall and reduce from 1 KB with fresh
+# buffers every iteration (--no-reuse; openmpi-fresh; RCOLL_BENCH_FRESH_COLLS, _SIZES). Writes
 # OUT_DIR/raw/<mpi>-np<N>.jsonl (.txt: the OSU-style output, .err: stderr), then
 # OUT_DIR/report.md and plots.
 # Across nodes (emulated: every rank its own node, UCX tcp) against Open MPI over its tcp BTL at
@@ -96,6 +98,21 @@ if [ -x "$build/rcoll-bench" ]; then
         cat "$out/raw/openmpi-large-np2.jsonl" >>"$out/raw/openmpi.jsonl"
     fi
     labels+=(--label "openmpi=$out/raw/openmpi.jsonl")
+    # The same at np=2 with fresh buffers, written before every call (--no-reuse): the pattern
+    # of programs that compute what they send between calls. With one unchanged buffer a single
+    # copy reads lines the reader already holds from the call before (docs/tuning.md,
+    # "16-32 KB rooted copies against Open MPI's single copy").
+    saved=("${common[@]}")
+    common=(--coll "${RCOLL_BENCH_FRESH_COLLS:-bcast,gather,scatter,allgather,alltoall,reduce}" --impl native,rcoll
+            -m "${RCOLL_BENCH_FRESH_SIZES:-1K:1M}" --no-reuse "${reduction[@]}")
+    saved_colls=$colls
+    colls="fresh buffers"
+    run openmpi-fresh 2 "$iters" "$warm" mpirun --allow-run-as-root --oversubscribe --bind-to none \
+        -np 2 "$build/rcoll-bench"
+    colls=$saved_colls
+    common=("${saved[@]}")
+    labels+=(--label "openmpi-fresh=$out/raw/openmpi-fresh-np2.jsonl")
+    notes+=(--note "openmpi-fresh: Open MPI, np=2, rcoll-bench --no-reuse: fresh buffers every iteration, written before the call (untimed), as programs that compute their send buffers between calls; the openmpi rows send one unchanged buffer every iteration, where a single copy (Open MPI's from 4 KB) reads lines the reader already holds from the call before (docs/tuning.md, \"16-32 KB rooted copies against Open MPI's single copy\").")
 fi
 # Across nodes, emulated on this machine: every rank its own node (RCOLL_PPN=1), all of rcoll's
 # traffic over UCX's tcp transport, against Open MPI with shared memory off (ob1 over its tcp

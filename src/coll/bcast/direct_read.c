@@ -11,9 +11,10 @@
  * Messages larger than the outbox (RCOLL_INBOX_BYTES, 1 MB) cannot be published in one piece
  * (one publication per rank per collective): they go to scatter_allgather, the large-message
  * algorithm, which the selection would choose there anyway.
- * Large messages when every rank has its own core go in parts (1/8 of the message, 16-128
- * KB): the root stages part i in its outbox and signals each reader, which copies part i out
- * while the root copies part i+1 in -- the two copies overlap instead of following each other.
+ * Messages from 16 KB when every rank has its own core go in parts (8 KB below 64 KB, then 1/8
+ * of the message, 16-128 KB): the root stages part i in its outbox and signals each reader,
+ * which copies part i out while the root copies part i+1 in -- the two copies overlap instead
+ * of following each other.
  * Bytes on the wire per rank: the root writes m once (into its own outbox), every other rank
  * reads m. Copies: P in all, each rank does its own.
  * When it wins: small and medium messages on one node, most of all when ranks outnumber cores
@@ -22,12 +23,15 @@
 #include "coll/msg.h"
 
 /* Pipelined when every rank has its own core and the message is large: readers copy part i
- * out while the root copies part i+1 in (measured np=2, 128 KB-1 MB). When ranks share cores
- * each part would cost a reader a wait (often a context switch): one publication there. */
-#define PIPELINE_MIN (64 * 1024)
+ * out while the root copies part i+1 in (measured np=2, 128 KB-1 MB; 16-32 KB in 8 KB parts:
+ * docs/tuning.md, "Copies in parts"). When ranks share cores each part would cost a reader a
+ * wait (often a context switch): one publication there. */
+#define PIPELINE_MIN (16 * 1024)
 
 static size_t part_bytes(size_t bytes)
 {
+    if (bytes < 64 * 1024)
+        return 8 * 1024;
     size_t part = bytes / 8;
     part = part < 16 * 1024 ? 16 * 1024 : part > 128 * 1024 ? 128 * 1024 : part;
     return (part + 63) & ~(size_t)63;

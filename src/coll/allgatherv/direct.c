@@ -5,7 +5,8 @@
  * Steps: one. Rank r's message (counts[r] bytes) goes, the same to every peer:
  *   0 bytes       nowhere (every rank knows);
  *   <= 48 bytes   inline in the signal's cache line;
- *   copy-based    below the zero-copy threshold when it fits the receiver's inbox, laid out
+ *   copy-based    below the exchange threshold (an exchange's blocks: 32 KB on one node)
+ *                 when it fits the receiver's inbox, laid out
  *                 compactly by rank (offset: sum of the 64-byte-rounded counts before r), so
  *                 skewed or sparse displacements do not waste inbox room; the receiver copies
  *                 it out to displs[r];
@@ -26,9 +27,14 @@ typedef struct {
     const size_t *off; /* per rank: its block's place in every inbox (copy-based) */
 } agv_t;
 
+/* An exchange's block (every rank sends and receives at once): single copy from the
+ * transport's exchange threshold, as allgather's (docs/tuning.md, "An exchange's blocks go
+ * single copy from 32 KB"); the small inbox where the layout ends within it. */
 static rcoll_msg_proto_t proto_of(const rcoll_args_t *a, const agv_t *v, int r)
 {
-    return gs_proto(a, a->rcounts[r], v->off[r] + a->rcounts[r]);
+    size_t end = v->off[r] + a->rcounts[r];
+    rcoll_msg_proto_t p = rcoll_msg_proto_exchange(a, a->rcounts[r], end, true);
+    return p == RCOLL_MSG_COPY && end <= a->tl->small_inbox_bytes ? RCOLL_MSG_COPY_SMALL : p;
 }
 
 /* Does any rank but `me` (-1: any rank) send its block single copy? Then `me` publishes its
@@ -66,9 +72,8 @@ static int step(rcoll_args_t *a, void *ctx, int item)
             if (got != RCOLL_OK)
                 return got;
         }
-        gs_msg_t msg;
-        gs_msg_begin(&msg, a, item, proto);
-        rcoll_status_t st = gs_msg_part(&msg, rbuf + a->rdispls[a->rank], a->bytes, remote, 0);
+        /* one whole put: the receivers take blocks whole, while sending their own */
+        rcoll_status_t st = rcoll_msg_put(a, item, 0, proto, rbuf + a->rdispls[a->rank], a->bytes, remote);
         return st == RCOLL_OK ? 1 : (int)st;
     }
     int q = item - a->size;

@@ -696,7 +696,8 @@ static rcoll_status_t reduction(rcoll_team_t *t, rcoll_coll_t coll, const void *
 {
     /* An empty call every rank knows (count 0; reduce_scatter's counts are checked on the
      * whole path) with a valid operation and type returns at once, as empty_call. */
-    if (coll != RCOLL_COLL_REDUCE_SCATTER && !count && !rcoll_op_check(op, dtype) && empty_call(t, 0, root, rcoll_coll_info(coll)->rooted))
+    if (coll != RCOLL_COLL_REDUCE_SCATTER && !count && !rcoll_op_check(op, dtype) &&
+        empty_call(t, 0, root, rcoll_coll_info(coll)->rooted))
         return RCOLL_OK;
     rcoll_call_t c = {.coll = coll, .sendbuf = sendbuf, .recvbuf = recvbuf, .bytes = count,
                       .rcounts = counts, .dtype = dtype, .op = op, .root = root};

@@ -55,7 +55,13 @@
 #define RCOLL_NO_SIGNAL 0xffffu
 #define RCOLL_SIGNAL(seq, step) (((uint64_t)(seq) << 16) | ((uint64_t)(step) + 1))
 
-typedef enum { RCOLL_EV_SIGNAL, RCOLL_EV_ARRIVAL, RCOLL_EV_RELEASE, RCOLL_EV_PUBLISHED, RCOLL_EV_LEFT } rcoll_event_kind_t;
+typedef enum {
+    RCOLL_EV_SIGNAL,
+    RCOLL_EV_ARRIVAL,
+    RCOLL_EV_RELEASE,
+    RCOLL_EV_PUBLISHED,
+    RCOLL_EV_LEFT
+} rcoll_event_kind_t;
 typedef struct {
     rcoll_event_kind_t kind;
     int peer;      /* the source of the signal, the arriving peer, the releasing root, the

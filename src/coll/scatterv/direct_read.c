@@ -9,10 +9,10 @@
  * Steps: one.
  *   Root: copies the table and the small blocks once into its outbox (inline in its published
  *   line when they fit 48 B), raises one word, then sends the larger blocks as direct does
- *   (into the rank's inbox, or single copy: read by the rank, or written in arrival order). Where every block
- *   is of at most 48 B but the table and blocks together are more, none is packed: each goes
- *   inline in its rank's signal line as in direct (see pack_max). Teams of up to 12 ranks, so
- *   that the table alone always fits the line.
+ *   (into the rank's inbox, or single copy: read by the rank, or written in arrival order).
+ *   Where every block is of at most 48 B but the table and blocks together are more, none is
+ *   packed: each goes inline in its rank's signal line as in direct (see pack_max). Teams of
+ *   up to 12 ranks, so that the table alone always fits the line.
  *   Rank r (count > 0): waits for the word, reads words r-1 and r of the table; a packed block
  *   it copies out, a sent one it receives as in direct. A table that disagrees with its count (an
  *   erroneous program) is noted and nothing past its count is written.

@@ -38,7 +38,7 @@ const unsigned char *gs_msg_data(rcoll_args_t *a, int source, rcoll_msg_proto_t 
                                  const void *zbuf);
 
 /* Receive one whole message of `bytes` from `source` into `dst` (signal step 0, inbox offset
- * 0): wait for its signal, then copy it out unless it came single copy. */
+ * 0): rcoll_msg_recv (a copy taken out as its parts come; nothing to copy if single copy). */
 rcoll_status_t gs_recv_one(rcoll_args_t *a, int source, rcoll_msg_proto_t proto, void *dst, size_t bytes);
 
 /* Gathered blocks: rank r's `bytes` go to the root's slot r*bytes (inline, its inbox, or

@@ -111,7 +111,8 @@ bool gs_vblock_read(const rcoll_args_t *a, size_t count)
     return a->tl->single_copy && a->team->node_count == 1 && gs_proto(a, count, count) == RCOLL_MSG_ZCOPY;
 }
 
-size_t gs_vblock_read_extent(const rcoll_args_t *a)
+/* Root: the extent of its send buffer the readers may read, 0 if no block is read. */
+static size_t gs_vblock_read_extent(const rcoll_args_t *a)
 {
     size_t end = 0;
     for (int r = 0; r < a->size; r++)
@@ -199,9 +200,6 @@ rcoll_status_t gs_recv_vblock(rcoll_args_t *a)
         a->tl->ops->signal(a->tl, a->root, a->seq, 1);
     return st;
 }
-
-/* One pass over the pending items, keeping the order of those left. Returns the number done,
- * or a negative status. */
 
 rcoll_status_t gs_recv_one(rcoll_args_t *a, int source, rcoll_msg_proto_t proto, void *dst, size_t bytes)
 {

@@ -69,9 +69,6 @@ int gs_deliver_vblock(rcoll_args_t *a, void *ctx, int r);
  * (an inline descriptor, signal step 0, at once), the rank reads and signals step 1, the root
  * waits for the rank to have left. Both sides decide by their own count. */
 bool gs_vblock_read(const rcoll_args_t *a, size_t count);
-/* Root: the extent of its send buffer the readers may read (prepare advertises it), 0 if no
- * block is read. */
-size_t gs_vblock_read_extent(const rcoll_args_t *a);
 /* Root, an algorithm's prepare: advertise the send buffer where some block is read. */
 rcoll_status_t gs_vblock_prepare(rcoll_args_t *a);
 /* Root: the blocks of ranks[0..n) (non-zero counts; `ranks` in the first P entries of the team's

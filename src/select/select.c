@@ -303,11 +303,12 @@ static const row_t rows[] = {
         {INF, &rcoll_allreduce_reduce_scatter_allgather, "ranks share cores, large vectors: each "
          "rank folds one slice, single copies"}}},
     {RCOLL_COLL_ALLREDUCE, 0, 0, 2, {
-        {UPTO(1 * MB), &rcoll_allreduce_direct_read, "up to the outbox: each rank publishes its "
-         "vector once (from 16 KB in 8 KB parts, each folded while in cache as the peers stage "
-         "the next) and folds both itself, one step"},
-        {INF, &rcoll_allreduce_reduce_scatter_allgather, "beyond the outbox: each rank folds one "
-         "slice, single copies"}}},
+        {UPTO(64 * KB), &rcoll_allreduce_direct_read, "small and medium vectors: each rank "
+         "publishes its vector once (from 16 KB in 8 KB parts, each folded while in cache as the "
+         "peers stage the next) and folds both itself, one step"},
+        {INF, &rcoll_allreduce_reduce_scatter_allgather, "from 128 KB: each rank folds one "
+         "slice, half the reading and folding (measured np=2, reused and fresh buffers: "
+         "docs/tuning.md, \"Reductions\")"}}},
     {RCOLL_COLL_ALLREDUCE, 0, 0, ANY_SIZE, {
         {UPTO(64 * KB / 2), &rcoll_allreduce_direct_read, "every rank on its own core, small "
          "vectors: one step; (P-1) m copied and folded per rank, so a smaller bound than at two "
@@ -344,6 +345,12 @@ static const row_t rows[] = {
     {RCOLL_COLL_REDUCE_SCATTER_BLOCK, 0, 1, ANY_SIZE, {
         {UPTO(2 * KB), &rcoll_reduce_scatter_block_direct_read, "ranks share cores, small blocks: "
          "the P blocks published once, each rank reads its own of every peer and folds, one step"},
+        {INF, &rcoll_reduce_scatter_block_direct, "larger blocks: the alltoall's single copies, "
+         "then each rank folds its own"}}},
+    {RCOLL_COLL_REDUCE_SCATTER_BLOCK, 0, 0, 2, {
+        {UPTO(256 * KB), &rcoll_reduce_scatter_block_direct_read, "two ranks, blocks up to 256 "
+         "KB: the blocks published once, each rank folds its own from the peer's outbox, one step "
+         "(measured np=2, reused and fresh buffers: docs/tuning.md, \"Reductions\")"},
         {INF, &rcoll_reduce_scatter_block_direct, "larger blocks: the alltoall's single copies, "
          "then each rank folds its own"}}},
     {RCOLL_COLL_REDUCE_SCATTER_BLOCK, 0, 0, ANY_SIZE, {

@@ -108,6 +108,8 @@ static const var_t fixed_vars[] = {
     {.name = "RCOLL_SHM_POOL", .kind = K_INT, FIELD(shm_pool, F_INT), .lo = 0, .hi = 64},
     {.name = "RCOLL_NB_INLINE", .kind = K_SIZE, FIELD(nb_inline, F_SIZE), .lo = 0, .hi = 1 << 20,
      .round = 1},
+    {.name = "RCOLL_UNCHANGED", .kind = K_SIZE, FIELD(unchanged_min, F_SIZE), .lo = 0,
+     .hi = SIZE_MAX, .round = 1},
     {.name = "RCOLL_NET", .kind = K_NAME, FIELD(net, F_STR), .names = nets,
      .count = (int)(sizeof nets / sizeof nets[0])},
     {.name = "RCOLL_TIMEOUT", .kind = K_SECONDS, FIELD(timeout_s, F_DOUBLE)},

@@ -1,7 +1,8 @@
 /* Unit tests without processes: every algorithm's peer and step schedule for P = 1..64 checked
  * against a simple reference (who knows what after each step), the collective table, the
  * default selection (the choices of the rule list it replaced, by layout and size), RCOLL_TUNE,
- * the algorithms' fallbacks, and the parsing of the environment. */
+ * the algorithms' fallbacks, the parsing of the environment, and the copy that does not write
+ * unchanged data again (transport/copy.h). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "config/config.h"
 #include "select/select.h"
 #include "select/model.h"
+#include "transport/copy.h"
 
 static int passed, failed;
 
@@ -502,6 +504,37 @@ static void check_env(void)
     CHECK(config_with("RCOLL_SPIN_ITERS", "-5", &cfg) == RCOLL_ERR_INVALID, "bad spin");
 }
 
+/* copy_unchanged: whatever was in the slot before, the slot holds the source afterwards --
+ * unchanged, changed at the first, a middle or the last byte, shorter, longer, below the
+ * threshold, a slot another writer changed behind the table's back. */
+static void check_copy_unchanged(void)
+{
+    enum { LEN = 5000 };
+    rcoll_copy_seen_t *seen = NULL;
+    static unsigned char src[LEN], slot[LEN];
+    for (size_t i = 0; i < LEN; i++)
+        src[i] = (unsigned char)(i * 7 + 3);
+    const struct {
+        long change; /* byte of src changed before the copy (-1: none) */
+        size_t len;
+        int poke; /* the slot's byte 2500 written behind the table's back */
+    } steps[] = {{-1, LEN, 0}, {-1, LEN, 0}, {LEN - 1, LEN, 0}, {0, LEN, 0}, {2500, LEN, 0},
+                 {-1, LEN, 1}, {1024, LEN, 0}, {1023, LEN, 0}, {-1, 3000, 0}, {2999, 3000, 0},
+                 {-1, LEN, 0}, {70, 100, 0}, {-1, 100, 0}, {10, 40, 0}};
+    for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++) {
+        if (steps[k].change >= 0)
+            src[steps[k].change] ^= 0x5a;
+        if (steps[k].poke)
+            slot[2500] ^= 0xff;
+        for (int stream = 0; stream < 2; stream++) {
+            copy_unchanged(&seen, 64, slot, src, steps[k].len, stream);
+            CHECK(!memcmp(slot, src, steps[k].len), "copy_unchanged step %zu (stream %d): the slot "
+                  "differs from the source", k, stream);
+        }
+    }
+    free(seen);
+}
+
 int main(void)
 {
     for (int p = 1; p <= MAXP; p++) {
@@ -526,6 +559,7 @@ int main(void)
     check_tune();
     check_fallbacks();
     check_env();
+    check_copy_unchanged();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

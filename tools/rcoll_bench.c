@@ -314,8 +314,9 @@ static void usage(FILE *f)
         "                   computed locally); exit status 1 if any rank saw an\n"
         "                   error. Without it, one call per size and implementation (one per\n"
         "                   root with --root rotate) is still checked before timing.\n"
-        "  --no-reuse       fresh malloc'ed buffers every iteration (allocation, memset and\n"
-        "                   free are not timed; only the collective call is)\n"
+        "  --no-reuse       fresh malloc'ed buffers every iteration, written with a byte that\n"
+        "                   changes from iteration to iteration (allocation, memset and free\n"
+        "                   are not timed; only the collective call is)\n"
         "  --mif X          process arrival skew ([qian-phd] 6.3.2, maximum imbalance factor):\n"
         "                   before each call every rank computes (spins) for a seeded random\n"
         "                   time of 0 to X times one message of that size (native one-way\n"
@@ -2046,11 +2047,13 @@ static double one_iteration(struct bench *b, const struct options *o, rcoll_coll
     unsigned char *s = b->sendbuf, *r = b->recvbuf;
     int data = has_data(coll);
     int root = root_of(b, o, coll, iter);
-    if (data && o->no_reuse) {
+    if (data && o->no_reuse) { /* new memory and new contents: a byte that changes every
+                                * iteration (1..120: doubles of it are normal numbers) */
+        int fill = 1 + iter % 120;
         s = xmalloc(b, l->sbytes + GUARD);
         r = xmalloc(b, l->rbytes + GUARD);
-        memset(s, 0, l->sbytes + GUARD);
-        memset(r, 0, l->rbytes + GUARD);
+        memset(s, fill, l->sbytes + GUARD);
+        memset(r, fill, l->rbytes + GUARD);
     }
     if (o->check)
         fill_call(b, coll, root, iter, s, r);

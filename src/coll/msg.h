@@ -10,7 +10,7 @@
  *           and receives at once, by tl->zcopy_exchange), when the
  *           algorithm's inbox layout fits the receiver's inbox (`inbox_end`: where it ends);
  *   zcopy   otherwise: single copy into the buffer the receiver advertised (put_user).
- *   copy_small  (rcoll_msg_proto_small only) a copy whose inbox layout ends within the
+ *   copy_small  (rcoll_msg_proto_rooted only) a copy whose inbox layout ends within the
  *           transport's small inbox: the same offsets, in a ring as deep as the signal lines'
  *           instead of the boxes' 2, so a sender may run that many calls ahead of its receiver
  *           (a fixed root's back-to-back gathers of 49-256 B).
@@ -57,13 +57,19 @@ static inline rcoll_msg_proto_t rcoll_msg_proto_exchange(const rcoll_args_t *a, 
     return rcoll_msg_proto_from(a, bytes, inbox_end, allow_inline, zcopy);
 }
 
-/* rcoll_msg_proto with inline allowed, and copy_small where the copy's inbox layout ends within
- * the small inbox. Only for callers whose inbox_end is exact (no offset of the message, nor of
- * any other message of the call to that receiver read from the same inbox, lies beyond it):
- * the rooted collectives' messages (coll/xfer.h). */
-static inline rcoll_msg_proto_t rcoll_msg_proto_small(const rcoll_args_t *a, size_t bytes, size_t inbox_end)
+/* The rooted collectives' messages (coll/xfer.h, gatherv): inline allowed, single copy from the
+ * transport's threshold for them (tl->zcopy_rooted), and copy_small where the copy's inbox
+ * layout ends within the small inbox. Only for callers whose inbox_end is exact (no offset of
+ * the message, nor of any other message of the call to that receiver read from the same
+ * inbox, lies beyond it). */
+static inline size_t rcoll_msg_zcopy_rooted(const rcoll_args_t *a)
 {
-    rcoll_msg_proto_t p = rcoll_msg_proto(a, bytes, inbox_end, true);
+    return a->tl->zcopy_rooted ? a->tl->zcopy_rooted : a->tl->zcopy_threshold;
+}
+
+static inline rcoll_msg_proto_t rcoll_msg_proto_rooted(const rcoll_args_t *a, size_t bytes, size_t inbox_end)
+{
+    rcoll_msg_proto_t p = rcoll_msg_proto_from(a, bytes, inbox_end, true, rcoll_msg_zcopy_rooted(a));
     return p == RCOLL_MSG_COPY && inbox_end <= a->tl->small_inbox_bytes ? RCOLL_MSG_COPY_SMALL : p;
 }
 

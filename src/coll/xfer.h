@@ -12,10 +12,11 @@
 #include "coll/sweep.h"
 
 /* The message layer's protocol (coll/msg.h), inline and the small inbox allowed (every
- * caller's inbox_end is exact). */
+ * caller's inbox_end is exact), single copy from the transport's threshold for rooted
+ * messages. */
 static inline rcoll_msg_proto_t gs_proto(const rcoll_args_t *a, size_t bytes, size_t inbox_end)
 {
-    return rcoll_msg_proto_small(a, bytes, inbox_end);
+    return rcoll_msg_proto_rooted(a, bytes, inbox_end);
 }
 
 /* One message to one peer, sent in parts. `remote` of a part: its offset in the receiver's

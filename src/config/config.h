@@ -92,6 +92,9 @@ typedef struct {
     int nb_areas;                    /* RCOLL_NB_AREAS: of them, with data inline (at most nb_slots) */
     size_t nb_inline;                /* RCOLL_NB_INLINE: per call and rank, send data up to this
                                       * is copied onto the board at post */
+    size_t unchanged_min;            /* RCOLL_UNCHANGED: copies into shared memory from this size
+                                      * look whether the destination already holds the data and
+                                      * write from the first difference only (0: always write) */
     int progress_thread;             /* RCOLL_PROGRESS=thread (1) or caller (0) */
     int nb_algo;                     /* RCOLL_NB_ALLGATHER=pairs|binomial_forward (allgather) */
     int reproducible;                /* RCOLL_REPRODUCIBLE=1: reductions fold in one fixed order per

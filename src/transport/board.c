@@ -78,6 +78,7 @@ rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned sl
         return NULL;
     b->waits = calloc(slots, sizeof *b->waits);
     b->area_user = calloc(areas, sizeof *b->area_user);
+    b->unchanged_min = v->cfg->unchanged_min;
     if (!b->waits || !b->area_user) {
         rcoll_board_detach(b);
         return NULL;
@@ -109,6 +110,7 @@ void rcoll_board_detach(rcoll_board_t *b)
     if (b) {
         free(b->waits);
         free(b->area_user);
+        free(b->seen);
     }
     free(b);
 }
@@ -289,17 +291,18 @@ void rcoll_board_stream_open(rcoll_board_t *b, uint64_t seq)
     atomic_store_explicit(&stream_line(b, b->rank, seq)->value, 0, memory_order_relaxed);
 }
 
-void rcoll_board_fill(const rcoll_board_t *b, void *dst, const void *src, size_t len)
+void rcoll_board_fill(rcoll_board_t *b, void *dst, const void *src, size_t len)
 {
-    /* As the node transport's copies (its store probe) */
-    copy_stream(dst, src, len, len >= atomic_load_explicit(b->stream_min, memory_order_relaxed));
+    /* As the node transport's copies (its store probe; unchanged data not written again) */
+    copy_unchanged(&b->seen, b->unchanged_min, dst, src, len,
+                   len >= atomic_load_explicit(b->stream_min, memory_order_relaxed));
 }
 
 void rcoll_board_stream_fill(rcoll_board_t *b, uint64_t seq, size_t off, const void *src, size_t len)
 {
     /* a streamed block (>= 16 KB): non-temporal unless the node's copies are all plain */
-    copy_stream(rcoll_board_inline(b, seq) + off, src, len,
-                atomic_load_explicit(b->stream_min, memory_order_relaxed) != UINT64_MAX);
+    copy_unchanged(&b->seen, b->unchanged_min, rcoll_board_inline(b, seq) + off, src, len,
+                   atomic_load_explicit(b->stream_min, memory_order_relaxed) != UINT64_MAX);
     rcoll_line_post(stream_line(b, b->rank, seq), off + len);
 }
 

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "signal/wait.h"
+#include "transport/copy.h"
 #include "transport/view.h"
 #include "rcoll/rcoll.h"
 
@@ -63,6 +64,9 @@ struct rcoll_board {
     uint64_t *area_user; /* per inline area, the last call that put data in it (0: none) */
     uint64_t last_seq;   /* the last call I posted (0: none) */
     const _Atomic uint64_t *stream_min; /* the node's copies from this size non-temporal */
+    rcoll_copy_seen_t *seen; /* what I last wrote where: unchanged data is not written again
+                              * (copy_unchanged, RCOLL_UNCHANGED; made at first use) */
+    size_t unchanged_min;
 };
 
 /* ---- layout (board.c describes it) ---- */
@@ -211,7 +215,7 @@ static inline bool rcoll_board_mismatch(rcoll_board_t *b, int src, int dst, uint
 /* Copies my data into my inline area or head run (`dst` there), from 8 KB with non-temporal
  * stores (transport/copy.h): a peer read these lines in an earlier call, and taking each back for writing made a
  * copy of 64 KB take ~30 us instead of ~3 in some runs (transport/copy.h). */
-void rcoll_board_fill(const rcoll_board_t *b, void *dst, const void *src, size_t len);
+void rcoll_board_fill(rcoll_board_t *b, void *dst, const void *src, size_t len);
 
 /* Streamed data: a call whose one shared block goes to its inline area may copy it there after
  * its post, part by part, each part's end told on the line after its head line (the head run

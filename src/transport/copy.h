@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -48,6 +49,53 @@ static inline void copy_stream(void *dst, const void *src, size_t len, bool stre
 #endif
     (void)stream;
     memcpy(dst, src, len);
+}
+
+/* Unchanged data is not written again. A copy of at least `min` bytes (0: off) first looks
+ * whether the slot already holds what it would write -- a rank that sends the same data to the
+ * same place call after call (a benchmark's buffer, a constant table) -- and writes only from
+ * the first chunk that differs: lines it does not write stay valid in the cache of the peer
+ * that read them the last time, which then reads them again without fetching them from the
+ * writer's core. So that changed data pays nothing for the look, the writer keeps, per slot
+ * address (a small table of its own, `*seen`, made at the first such copy), the first line it
+ * last wrote there: only when the
+ * new data begins with that line is the slot itself compared (the memory compare, not this
+ * table, decides). docs/tuning.md, "Unchanged data". */
+#define RCOLL_SEEN_SLOTS 256
+#define RCOLL_SEEN_LINE 64
+#define RCOLL_SEEN_CHUNK 1024
+typedef struct {
+    uintptr_t dst;
+    unsigned char head[RCOLL_SEEN_LINE];
+} rcoll_copy_seen_t;
+
+static inline void copy_unchanged(rcoll_copy_seen_t **seen, size_t min, void *dst, const void *src,
+                                  size_t len, bool stream)
+{
+    if (min && len >= min && len >= RCOLL_SEEN_LINE && !*seen) /* the first such copy (the
+                                                                  * owner frees it) */
+        *seen = calloc(RCOLL_SEEN_SLOTS, sizeof **seen);
+    if (!*seen || !min || len < min || len < RCOLL_SEEN_LINE) {
+        copy_stream(dst, src, len, stream);
+        return;
+    }
+    uintptr_t at = (uintptr_t)dst;
+    rcoll_copy_seen_t *e = &(*seen)[((at >> 6) * 0x9E3779B97F4A7C15ull) >> 56]; /* of 256 */
+    size_t off = 0;
+    if (e->dst == at && !memcmp(e->head, src, RCOLL_SEEN_LINE)) {
+        const unsigned char *d = dst, *s = src;
+        while (off < len) {
+            size_t n = len - off < RCOLL_SEEN_CHUNK ? len - off : RCOLL_SEEN_CHUNK;
+            if (memcmp(d + off, s + off, n))
+                break;
+            off += n;
+        }
+    } else {
+        e->dst = at;
+        memcpy(e->head, src, RCOLL_SEEN_LINE);
+    }
+    if (off < len)
+        copy_stream((unsigned char *)dst + off, (const unsigned char *)src + off, len - off, stream);
 }
 
 #endif

@@ -149,6 +149,10 @@ struct rcoll_tl {
      * (allgather, alltoall): the copy path then copies each block twice on every core at once
      * (0: zcopy_threshold). */
     size_t zcopy_exchange;
+    /* The same for the messages of the rooted collectives' copy path (coll/xfer.h): one side
+     * copies in, the other out, and unchanged data is not written again (transport/copy.h)
+     * (0: zcopy_threshold). */
+    size_t zcopy_rooted;
     bool single_copy;     /* put_user is a true single copy (CMA), get_user works */
     const rcoll_wait_policy_t *wait; /* the team's wait policy */
     uint64_t truncated;   /* the last call in which a single copy was cut at the end of what */

@@ -37,7 +37,8 @@ static rcoll_msg_proto_t proto_of(const rcoll_args_t *a, int r, size_t count)
     size_t small = small_slot_bytes(a), slot = slot_bytes(a);
     if (count <= small) /* inline, or the small inbox (gs_proto) */
         return gs_proto(a, count, (size_t)r * small + count);
-    return rcoll_msg_proto(a, count, count <= slot ? (size_t)r * slot + count : SIZE_MAX, true);
+    return rcoll_msg_proto_from(a, count, count <= slot ? (size_t)r * slot + count : SIZE_MAX, true,
+                                rcoll_msg_zcopy_rooted(a));
 }
 
 /* Where rank r's block sits in the root's inbox (copied) or line (inline: 0). */

@@ -132,7 +132,7 @@ static size_t send_bytes(const rcoll_board_desc_t *d, int size, int me)
 }
 
 /* Copies the send regions into the inline area, each shared region once. */
-static void copy_inline(const rcoll_board_t *b, rcoll_board_desc_t *d, int size, int me, unsigned char *area)
+static void copy_inline(rcoll_board_t *b, rcoll_board_desc_t *d, int size, int me, unsigned char *area)
 {
     size_t off = 0;
     rcoll_region_t last = {0, 0};

@@ -278,7 +278,7 @@ static const struct {
     {RCOLL_COLL_GATHER, NODES_CROWDED, 3, 600, "direct"},
     {RCOLL_COLL_SCATTER, ONE_NODE, 2, 64, "direct 32768 direct_read"},
     {RCOLL_COLL_SCATTER, ONE_NODE, 65, 600, "binomial 256 direct"},
-    {RCOLL_COLL_SCATTER, ONE_NODE_CROWDED, 2, 64, "direct_read 512 direct 32768 direct_read"},
+    {RCOLL_COLL_SCATTER, ONE_NODE_CROWDED, 2, 64, "direct_read 512 direct 16384 direct_read"},
     {RCOLL_COLL_SCATTER, ONE_NODE_CROWDED, 65, 600, "binomial 256 direct"},
     {RCOLL_COLL_SCATTER, NODES, 2, 600, "direct"},
     {RCOLL_COLL_SCATTER, NODES_CROWDED, 3, 600, "direct"},

@@ -98,10 +98,11 @@ if [ -x "$build/rcoll-bench" ]; then
         cat "$out/raw/openmpi-large-np2.jsonl" >>"$out/raw/openmpi.jsonl"
     fi
     labels+=(--label "openmpi=$out/raw/openmpi.jsonl")
-    # The same at np=2 with fresh buffers, written before every call (--no-reuse): the pattern
-    # of programs that compute what they send between calls. With one unchanged buffer a single
-    # copy reads lines the reader already holds from the call before (docs/tuning.md,
-    # "16-32 KB rooted copies against Open MPI's single copy").
+    # The same at np=2 with fresh buffers, written with new data before every call (--no-reuse):
+    # the pattern of programs that compute what they send between calls. With one unchanged
+    # buffer a single copy reads lines the reader already holds from the call before, and
+    # rcoll's copy path does not write the unchanged data again (docs/tuning.md, "16-32 KB
+    # rooted copies against Open MPI's single copy", "Unchanged data").
     saved=("${common[@]}")
     common=(--coll "${RCOLL_BENCH_FRESH_COLLS:-bcast,gather,scatter,allgather,alltoall,reduce}" --impl native,rcoll
             -m "${RCOLL_BENCH_FRESH_SIZES:-1K:1M}" --no-reuse "${reduction[@]}")
@@ -112,7 +113,7 @@ if [ -x "$build/rcoll-bench" ]; then
     colls=$saved_colls
     common=("${saved[@]}")
     labels+=(--label "openmpi-fresh=$out/raw/openmpi-fresh-np2.jsonl")
-    notes+=(--note "openmpi-fresh: Open MPI, np=2, rcoll-bench --no-reuse: fresh buffers every iteration, written before the call (untimed), as programs that compute their send buffers between calls; the openmpi rows send one unchanged buffer every iteration, where a single copy (Open MPI's from 4 KB) reads lines the reader already holds from the call before (docs/tuning.md, \"16-32 KB rooted copies against Open MPI's single copy\").")
+    notes+=(--note "openmpi-fresh: Open MPI, np=2, rcoll-bench --no-reuse: fresh buffers every iteration, written with new data before the call (untimed), as programs that compute their send buffers between calls; the openmpi rows send one unchanged buffer every iteration, where a single copy (Open MPI's from 4 KB) reads lines the reader already holds from the call before, and rcoll's copy path does not write the unchanged data again (docs/tuning.md, \"Unchanged data\").")
 fi
 # Across nodes, emulated on this machine: every rank its own node (RCOLL_PPN=1), all of rcoll's
 # traffic over UCX's tcp transport, against Open MPI with shared memory off (ob1 over its tcp

@@ -58,9 +58,8 @@ static inline void copy_stream(void *dst, const void *src, size_t len, bool stre
  * that read them the last time, which then reads them again without fetching them from the
  * writer's core. So that changed data pays nothing for the look, the writer keeps, per slot
  * address (a small table of its own, `*seen`, made at the first such copy), the first line it
- * last wrote there: only when the
- * new data begins with that line is the slot itself compared (the memory compare, not this
- * table, decides). docs/tuning.md, "Unchanged data". */
+ * last wrote there: only when the new data begins with that line is the slot itself compared
+ * (the memory compare, not this table, decides). docs/tuning.md, "Unchanged data". */
 #define RCOLL_SEEN_SLOTS 256
 #define RCOLL_SEEN_LINE 64
 #define RCOLL_SEEN_CHUNK 1024
@@ -72,10 +71,10 @@ typedef struct {
 static inline void copy_unchanged(rcoll_copy_seen_t **seen, size_t min, void *dst, const void *src,
                                   size_t len, bool stream)
 {
-    if (min && len >= min && len >= RCOLL_SEEN_LINE && !*seen) /* the first such copy (the
-                                                                  * owner frees it) */
+    bool look = min && len >= min && len >= RCOLL_SEEN_LINE;
+    if (look && !*seen) /* the first such copy (the owner frees the table) */
         *seen = calloc(RCOLL_SEEN_SLOTS, sizeof **seen);
-    if (!*seen || !min || len < min || len < RCOLL_SEEN_LINE) {
+    if (!look || !*seen) {
         copy_stream(dst, src, len, stream);
         return;
     }

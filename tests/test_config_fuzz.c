@@ -110,6 +110,8 @@ static const var_t fixed_vars[] = {
      .round = 1},
     {.name = "RCOLL_UNCHANGED", .kind = K_SIZE, FIELD(unchanged_min, F_SIZE), .lo = 0,
      .hi = SIZE_MAX, .round = 1},
+    {.name = "RCOLL_DEMOTE", .kind = K_SIZE, FIELD(demote_max, F_SIZE), .lo = 0, .hi = SIZE_MAX,
+     .round = 1},
     {.name = "RCOLL_NET", .kind = K_NAME, FIELD(net, F_STR), .names = nets,
      .count = (int)(sizeof nets / sizeof nets[0])},
     {.name = "RCOLL_TIMEOUT", .kind = K_SECONDS, FIELD(timeout_s, F_DOUBLE)},

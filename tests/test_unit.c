@@ -526,10 +526,10 @@ static void check_copy_unchanged(void)
             src[steps[k].change] ^= 0x5a;
         if (steps[k].poke)
             slot[2500] ^= 0xff;
-        for (int stream = 0; stream < 2; stream++) {
-            copy_unchanged(&seen, 64, slot, src, steps[k].len, stream);
-            CHECK(!memcmp(slot, src, steps[k].len), "copy_unchanged step %zu (stream %d): the slot "
-                  "differs from the source", k, stream);
+        for (int stream = 0; stream < 4; stream++) { /* bit 1: the written lines demoted */
+            copy_unchanged(&seen, 64, slot, src, steps[k].len, stream & 1, stream & 2 ? 8192 : 0);
+            CHECK(!memcmp(slot, src, steps[k].len), "copy_unchanged step %zu (stream %d, demote "
+                  "%d): the slot differs from the source", k, stream & 1, stream >> 1);
         }
     }
     free(seen);

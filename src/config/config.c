@@ -178,6 +178,7 @@ static rcoll_status_t read_sizes(rcoll_config_t *cfg, char *err, size_t err_len)
         {"RCOLL_RAIL_MIN", 4096, SIZE_MAX, "a size of at least 4k", &cfg->rail_min},
         {"RCOLL_NB_INLINE", 0, 1 << 20, "a size 0..1m", &cfg->nb_inline},
         {"RCOLL_UNCHANGED", 0, SIZE_MAX, "a size such as 256 or 4k, 0 for off", &cfg->unchanged_min},
+        {"RCOLL_DEMOTE", 0, SIZE_MAX, "a size such as 8k, 0 for off", &cfg->demote_max},
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         const char *v = getenv(sizes[i].var);
@@ -591,6 +592,7 @@ rcoll_status_t rcoll_config_from_env(rcoll_config_t *cfg, char *err, size_t err_
     cfg->nb_areas = 8;
     cfg->nb_inline = 68 * 1024;
     cfg->unchanged_min = 256;   /* docs/tuning.md, "Unchanged data" */
+    cfg->demote_max = 2048;     /* docs/tuning.md, "Demoted lines" */
     cfg->shm_pool = 4;          /* docs/tuning.md, "A communicator's whole life" */
     cfg->cores = online_cores();
     cfg->spin_iters = cfg->yield_iters = -1;

@@ -95,6 +95,8 @@ typedef struct {
     size_t unchanged_min;            /* RCOLL_UNCHANGED: copies into shared memory from this size
                                       * look whether the destination already holds the data and
                                       * write from the first difference only (0: always write) */
+    size_t demote_max;               /* RCOLL_DEMOTE: copies into shared memory up to this size
+                                      * push the lines they wrote to the shared cache (0: off) */
     int progress_thread;             /* RCOLL_PROGRESS=thread (1) or caller (0) */
     int nb_algo;                     /* RCOLL_NB_ALLGATHER=pairs|binomial_forward (allgather) */
     int reproducible;                /* RCOLL_REPRODUCIBLE=1: reductions fold in one fixed order per

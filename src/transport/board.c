@@ -79,6 +79,7 @@ rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned sl
     b->waits = calloc(slots, sizeof *b->waits);
     b->area_user = calloc(areas, sizeof *b->area_user);
     b->unchanged_min = v->cfg->unchanged_min;
+    b->demote_max = v->cfg->demote_max;
     if (!b->waits || !b->area_user) {
         rcoll_board_detach(b);
         return NULL;
@@ -295,14 +296,14 @@ void rcoll_board_fill(rcoll_board_t *b, void *dst, const void *src, size_t len)
 {
     /* As the node transport's copies (its store probe; unchanged data not written again) */
     copy_unchanged(&b->seen, b->unchanged_min, dst, src, len,
-                   len >= atomic_load_explicit(b->stream_min, memory_order_relaxed));
+                   len >= atomic_load_explicit(b->stream_min, memory_order_relaxed), b->demote_max);
 }
 
 void rcoll_board_stream_fill(rcoll_board_t *b, uint64_t seq, size_t off, const void *src, size_t len)
 {
     /* a streamed block (>= 16 KB): non-temporal unless the node's copies are all plain */
     copy_unchanged(&b->seen, b->unchanged_min, rcoll_board_inline(b, seq) + off, src, len,
-                   atomic_load_explicit(b->stream_min, memory_order_relaxed) != UINT64_MAX);
+                   atomic_load_explicit(b->stream_min, memory_order_relaxed) != UINT64_MAX, 0);
     rcoll_line_post(stream_line(b, b->rank, seq), off + len);
 }
 

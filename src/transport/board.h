@@ -67,6 +67,7 @@ struct rcoll_board {
     rcoll_copy_seen_t *seen; /* what I last wrote where: unchanged data is not written again
                               * (copy_unchanged, RCOLL_UNCHANGED; made at first use) */
     size_t unchanged_min;
+    size_t demote_max; /* RCOLL_DEMOTE (copy_demote) */
 };
 
 /* ---- layout (board.c describes it) ---- */

@@ -155,6 +155,7 @@ typedef struct {
     volatile uint64_t cma_probe;
     rcoll_copy_seen_t *seen; /* what I last wrote where (copy_unchanged; made at first use) */
     size_t unchanged_min;    /* RCOLL_UNCHANGED */
+    size_t demote_max;       /* RCOLL_DEMOTE */
 } shm_tl_t;
 
 typedef struct {
@@ -297,7 +298,7 @@ static uint64_t stream_min(const shm_tl_t *s)
 /* A copy into a slot a peer reads: unchanged data is not written again (copy.h). */
 static void copy_out(shm_tl_t *s, void *dst, const void *src, size_t len)
 {
-    copy_unchanged(&s->seen, s->unchanged_min, dst, src, len, len >= stream_min(s));
+    copy_unchanged(&s->seen, s->unchanged_min, dst, src, len, len >= stream_min(s), s->demote_max);
 }
 
 /* ---- waiting ---- */
@@ -766,14 +767,15 @@ static void put_parts(shm_tl_t *s, int peer, uint64_t seq, unsigned step, unsign
     size_t done = 0;
     for (; len - done > RCOLL_PUT_PART; done += RCOLL_PUT_PART) {
         copy_unchanged(&s->seen, s->unchanged_min, inbox + inbox_offset + done, src + done, RCOLL_PUT_PART,
-                       stream);
+                       stream, 0);
         atomic_store_explicit(&p->upto, inbox_offset + done + RCOLL_PUT_PART, memory_order_release);
         if (done == 0) {
             atomic_store_explicit(&p->start, inbox_offset, memory_order_relaxed);
             atomic_store_explicit(&p->tag, RCOLL_SIGNAL(seq, step), memory_order_release);
         }
     }
-    copy_unchanged(&s->seen, s->unchanged_min, inbox + inbox_offset + done, src + done, len - done, stream);
+    copy_unchanged(&s->seen, s->unchanged_min, inbox + inbox_offset + done, src + done, len - done, stream,
+                   0);
 }
 
 /* A copy into the peer's inbox (its box ring) or its small inbox (the lines' ring). */
@@ -1131,7 +1133,7 @@ static rcoll_status_t shm_stage(rcoll_tl_t *tl, uint64_t seq, const void *src, s
     }
     /* By the whole publication's size: its readers took these lines in the last call. */
     copy_unchanged(&s->seen, s->unchanged_min, publication_of(s, s->v->rank, seq, total) + offset, src, len,
-                   total >= stream_min(s));
+                   total >= stream_min(s), total <= s->demote_max ? s->demote_max : 0);
     return RCOLL_OK;
 }
 
@@ -1579,6 +1581,7 @@ static void layout(shm_tl_t *s, const rcoll_view_t *t, size_t inbox_bytes)
     s->base.zcopy_rooted = t->cfg->zcopy_threshold ? t->cfg->zcopy_threshold
                            : t->node_count > 1 || crowded ? dflt : 256 * 1024;
     s->unchanged_min = t->cfg->unchanged_min;
+    s->demote_max = t->cfg->demote_max;
     /* An exchange's blocks (allgather, alltoall: every rank copies its blocks in and its
      * peers' out at once) on one node: single copy from 32 KB. np=2, 32 KB per rank, median
      * ratio to native of 3 runs, 64 KB -> 32 KB: Open MPI allgather 1.74 -> 0.86, alltoall

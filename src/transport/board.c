@@ -79,7 +79,7 @@ rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned sl
     b->waits = calloc(slots, sizeof *b->waits);
     b->area_user = calloc(areas, sizeof *b->area_user);
     b->unchanged_min = v->cfg->unchanged_min;
-    b->demote_max = v->cfg->demote_max;
+    b->demote_max = v->wait && v->wait->crowded ? 0 : v->cfg->demote_max; /* as the node's */
     if (!b->waits || !b->area_user) {
         rcoll_board_detach(b);
         return NULL;

@@ -31,6 +31,17 @@ void rcoll_line_post(rcoll_line_t *line, uint64_t value)
         futex(futex_word(line), FUTEX_WAKE, INT32_MAX, NULL);
 }
 
+/* As rcoll_line_post, and with its price: a sleeper that registered (in the watch word, then
+ * in the line) while our store was still in flight, and read the value before it, sleeps to
+ * the end of its slice. */
+void rcoll_line_post_watched(rcoll_line_t *line, uint64_t value, const _Atomic uint32_t *watch)
+{
+    atomic_store_explicit(&line->value, value, memory_order_release);
+    if (atomic_load_explicit(watch, memory_order_relaxed) &&
+        atomic_load_explicit(&line->waiters, memory_order_relaxed))
+        futex(futex_word(line), FUTEX_WAKE, INT32_MAX, NULL);
+}
+
 void rcoll_line_bump(rcoll_line_t *line)
 {
     atomic_fetch_add_explicit(&line->value, 1, memory_order_seq_cst);
@@ -101,6 +112,7 @@ void rcoll_waiter_start(rcoll_waiter_t *w, const rcoll_wait_policy_t *policy)
     w->start_ns = 0;
     w->polls = 0;
     w->idle_core_polls = 0;
+    w->watch = NULL;
 }
 
 bool rcoll_waiter_is_sleeping(const rcoll_waiter_t *w)
@@ -117,8 +129,10 @@ static void cpu_relax(void)
 #endif
 }
 
-static void sleep_on(rcoll_line_t *line, uint64_t target, uint64_t slice_ns)
+static void sleep_on(rcoll_line_t *line, uint64_t target, uint64_t slice_ns, _Atomic uint32_t *watch)
 {
+    if (watch)
+        atomic_fetch_add_explicit(watch, 1, memory_order_seq_cst);
     atomic_fetch_add_explicit(&line->waiters, 1, memory_order_seq_cst);
     uint64_t seen = atomic_load_explicit(&line->value, memory_order_seq_cst);
     if (seen < target) {
@@ -126,6 +140,8 @@ static void sleep_on(rcoll_line_t *line, uint64_t target, uint64_t slice_ns)
         futex(futex_word(line), FUTEX_WAIT, (uint32_t)seen, &ts);
     }
     atomic_fetch_sub_explicit(&line->waiters, 1, memory_order_relaxed);
+    if (watch)
+        atomic_fetch_sub_explicit(watch, 1, memory_order_relaxed);
 }
 
 bool rcoll_waiter_idle_core_poll(rcoll_waiter_t *w)
@@ -173,7 +189,7 @@ rcoll_status_t rcoll_waiter_pause(rcoll_waiter_t *w, rcoll_line_t *line, uint64_
     } else if (n < (uint64_t)p->spin_iters + p->yield_iters) {
         sched_yield();
     } else if (line) {
-        sleep_on(line, target, sleep_slice(w));
+        sleep_on(line, target, sleep_slice(w), w->watch);
     } else {
         /* Nothing to sleep on (what we wait for arrives through another channel, e.g. the
          * network): sleep one slice, the caller progresses that channel in between. */

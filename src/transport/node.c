@@ -95,6 +95,12 @@ typedef struct {
      * stores: RCOLL_COPY_STREAM, or what the store probe measured (probe_stores). */
     _Atomic uint64_t stream_min;
     rcoll_line_t probe_round, probe_ack; /* the probe's two ranks: a round written, read */
+    /* Ranks asleep on any line of the segment count themselves here too, in a line of its own
+     * that changes only when somebody sleeps: a post reads this, not the line it raised (which
+     * its reader polls), to know whether to wake anyone (rcoll_line_post_watched). */
+    struct {
+        _Atomic uint32_t sleepers;
+    } __attribute__((aligned(64))) watch;
 } shm_header_t;
 
 /* What a rank advertises, per ring slot, for ranks on other nodes to read (they cannot poll its
@@ -303,6 +309,17 @@ static void copy_out(shm_tl_t *s, void *dst, const void *src, size_t len)
 
 /* ---- waiting ---- */
 
+static _Atomic uint32_t *watch_of(shm_tl_t *s)
+{
+    return &((shm_header_t *)(void *)s->seg)->watch.sleepers;
+}
+
+/* Raises a line of the segment (its sleepers, waiting in pause_on_line, are watched). */
+static void post_line(shm_tl_t *s, rcoll_line_t *line, uint64_t value)
+{
+    rcoll_line_post_watched(line, value, watch_of(s));
+}
+
 static int rank_arrived(void *arg, int rank)
 {
     shm_tl_t *s = arg;
@@ -332,7 +349,7 @@ static void bounce_progress(shm_tl_t *s)
         uint64_t dst;
         memcpy(&dst, ch->chunk.payload, sizeof dst);
         memcpy((void *)(uintptr_t)dst, ch->data, ch->chunk.len);
-        rcoll_line_post(&ch->ack, sent);
+        post_line(s, &ch->ack, sent);
     }
 }
 
@@ -438,6 +455,7 @@ static rcoll_status_t pause_on_line(shm_tl_t *s, rcoll_waiter_t *w, rcoll_line_t
     if (s->v->wait->crowded && w->idle_core_polls < w->policy->idle_core_polls &&
         !core_mate_needs_cpu(s, line, target) && rcoll_waiter_idle_core_poll(w))
         return RCOLL_OK;
+    w->watch = watch_of(s); /* a sleep on a line of the segment counts itself there */
     st = rcoll_waiter_pause(w, line, target);
     /* A peer may post what we wait for and exit before we look: gone only if still missing. */
     if (st == RCOLL_OK && rcoll_waiter_is_sleeping(w) && peer_gone(s, who) &&
@@ -598,7 +616,7 @@ static rcoll_status_t shm_enter(rcoll_tl_t *tl, uint64_t seq, void *user_addr, s
     }
     arrival_payload_t pl = {(uint64_t)(uintptr_t)user_addr, user_addr ? user_len : 0};
     memcpy(adv->payload, &pl, sizeof pl);
-    rcoll_line_post(adv, seq);
+    post_line(s, adv, seq);
     return s->net ? net_enter(s, seq, user_addr, user_len) : RCOLL_OK;
 }
 
@@ -637,7 +655,7 @@ static rcoll_status_t shm_leave(rcoll_tl_t *tl, uint64_t seq)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
     rcoll_status_t st = s->net ? rcoll_net_quiet(s->net) : RCOLL_OK;
-    rcoll_line_post(&head_of(s, s->v->rank)->done, seq);
+    post_line(s, &head_of(s, s->v->rank)->done, seq);
     if (s->net && s->read_any == seq)
         net_tell_read(s, seq);
     if (s->net && s->pulled_seq == seq && st == RCOLL_OK)
@@ -740,7 +758,7 @@ static void post_signal(shm_tl_t *s, int peer, uint64_t seq, unsigned step, size
     rcoll_line_t *line = signal_line(s, peer, s->v->rank, seq);
     line->len = s->sent_bytes[peer] > UINT32_MAX ? UINT32_MAX : (uint32_t)s->sent_bytes[peer];
     s->sent_bytes[peer] = 0;
-    rcoll_line_post(line, RCOLL_SIGNAL(seq, step));
+    post_line(s, line, RCOLL_SIGNAL(seq, step));
 }
 
 /* How far a put in parts got, in the payload of the signal line that will carry its signal
@@ -907,7 +925,7 @@ static rcoll_status_t bounce_write(shm_tl_t *s, int peer, const void *src, size_
         uint64_t to = dst + done;
         memcpy(ch->chunk.payload, &to, sizeof to);
         ch->chunk.len = (uint32_t)n;
-        rcoll_line_post(&ch->chunk, ++s->bounce_sent[pi]);
+        post_line(s, &ch->chunk, ++s->bounce_sent[pi]);
         rcoll_status_t st = wait_line(s, &ch->ack, s->bounce_sent[pi], peer);
         if (st != RCOLL_OK)
             return st;
@@ -1112,7 +1130,7 @@ static rcoll_status_t shm_publish(rcoll_tl_t *tl, uint64_t seq, const void *src,
     rcoll_line_t *line = &head_of(s, s->v->rank)->published[slot_of(s, seq)];
     copy_out(s, publication_of(s, s->v->rank, seq, len), src, len);
     line->len = (uint32_t)len;
-    rcoll_line_post(line, seq);
+    post_line(s, line, seq);
     for (int peer = 0; s->net && st == RCOLL_OK && peer < s->v->size; peer++)
         if (is_remote(s, peer))
             st = net_push_publication(s, peer, seq, src, len);
@@ -1199,13 +1217,13 @@ static void shm_signal(rcoll_tl_t *tl, int peer, uint64_t seq, unsigned step)
     }
     /* The value only: a signal alone has no flow control (a barrier's), so it may come while
      * the peer still reads the line for the call D before, whose length must stay. */
-    rcoll_line_post(signal_line(s, peer, s->v->rank, seq), RCOLL_SIGNAL(seq, step));
+    post_line(s, signal_line(s, peer, s->v->rank, seq), RCOLL_SIGNAL(seq, step));
 }
 
 static void shm_release(rcoll_tl_t *tl, uint64_t seq)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
-    rcoll_line_post(&head_of(s, s->v->rank)->release, seq);
+    post_line(s, &head_of(s, s->v->rank)->release, seq);
     for (int peer = 0; s->net && peer < s->v->size; peer++)
         if (is_remote(s, peer))
             net_post(s, peer, view_off(s, s->v->rank, VIEW_RELEASE), seq, NULL, 0, false);

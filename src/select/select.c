@@ -252,6 +252,12 @@ static const row_t rows[] = {
          "(to 64 KB; np=4 on 2 cores, 32 KB: 0.48-1.04x native against direct's 0.78-1.51x, "
          "docs/tuning.md) or every rank reads its block out of the root's buffer by one single "
          "copy, in parallel (direct where there is no single copy)"}}},
+    {RCOLL_COLL_SCATTER, 0, ANY, 2, {
+        {UPTO(128 * KB), &rcoll_scatter_direct, "two ranks, each its own core: the root writes "
+         "the block through the receiver's inbox (to 128 KB; 64-128 KB 0.46-0.84x native against "
+         "direct_read's single copy 0.66-1.10x, docs/tuning.md)"},
+        {INF, &rcoll_scatter_direct_read, "two ranks, large blocks: the receiver reads its block "
+         "out of the root's buffer by one single copy"}}},
     {RCOLL_COLL_SCATTER, 0, ANY, 64, {
         {UPTO(32 * KB), &rcoll_scatter_direct, "one node-sized team: the root writes every block "
          "once through the receiver's inbox, no arrival needed (binomial lost at every size)"},

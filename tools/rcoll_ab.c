@@ -13,10 +13,14 @@
  *            [-m 8:8192] [--iters 10000] [--blocks 9] [--fresh]
  *
  * Collectives: barrier, allreduce (sum of doubles), allgather, alltoall, bcast and gather
- * (root alternating between 0 and 1), iallgather (post, wait), allgather_init (start, wait).
- * --same runs A against A (no --a or --b needed): the spread of the method itself.
+ * (root alternating between 0 and 1), each also as i<coll> (post, wait) and <coll>_init (start,
+ * wait; made once per size, one request per root). --same runs A against A (no --a or --b
+ * needed): the spread of the method itself. --b-form blocking|i|init runs A's configuration on
+ * both sides, B calling each collective in the form given: a form against another, e.g.
+ * "--a '' --b-form init --coll allgather" is blocking allgather against its persistent form.
  * docs/benchmarking.md, "Two configurations in one process: rcoll-ab". */
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,16 +30,25 @@
 #include "bootstrap/oob_fork.h"
 #include "rcoll/rcoll.h"
 
-#define MAX_BYTES (64 * 1024)
+#define MAX_BYTES (1024 * 1024)
 #define MAX_BLOCKS 99
 
-enum { BARRIER, ALLREDUCE, ALLGATHER, ALLTOALL, BCAST, GATHER, IALLGATHER, PALLGATHER, NKINDS };
-static const char *const names[NKINDS] = {"barrier", "allreduce", "allgather", "alltoall",
-                                          "bcast", "gather", "iallgather", "allgather_init"};
+enum { BARRIER, ALLREDUCE, ALLGATHER, ALLTOALL, BCAST, GATHER, NCOLLS };
+static const char *const names[NCOLLS] = {"barrier", "allreduce", "allgather", "alltoall", "bcast", "gather"};
+
+/* How a call is made: blocking, post then wait (rcoll_i<coll>), start then wait (<coll>_init). */
+enum { BLOCKING, NONBLOCKING, PERSISTENT, NFORMS };
+
+typedef struct {
+    int coll, form;
+} kind_t;
+
+#define MAX_KINDS 32
 
 typedef struct {
     const char *a, *b;
-    int np, kinds[NKINDS], nkinds, blocks, fresh, same;
+    int np, nkinds, blocks, fresh, same, b_form;
+    kind_t kinds[MAX_KINDS];
     size_t lo, hi;
     long iters;
 } opts_t;
@@ -43,7 +56,7 @@ typedef struct {
 /* What one team needs for its calls of one size. */
 typedef struct {
     rcoll_team_t *team;
-    rcoll_request_t *persistent; /* allgather_init, made at the size's first block */
+    rcoll_request_t *persistent[2]; /* persistent forms, made at the size's first block (per root) */
 } side_t;
 
 static double now_ns(void)
@@ -73,13 +86,21 @@ static void set_vars(const char *spec)
     }
 }
 
-static rcoll_status_t one_call(int kind, side_t *s, double *send, double *recv, size_t m, long i,
-                               int rank)
+/* The rooted collectives alternate their root between ranks 0 and 1. */
+static bool rooted(int coll)
 {
-    rcoll_team_t *t = s->team;
-    rcoll_request_t *q = NULL;
-    rcoll_status_t st;
-    switch (kind) {
+    return coll == BCAST || coll == GATHER;
+}
+
+static void *bcast_buf(double *send, double *recv, int root, int rank)
+{
+    return root == rank ? (void *)send : (void *)recv;
+}
+
+static rcoll_status_t blocking_call(int coll, rcoll_team_t *t, double *send, double *recv, size_t m, int root,
+                                    int rank)
+{
+    switch (coll) {
     case BARRIER:
         return rcoll_barrier(t);
     case ALLREDUCE:
@@ -89,23 +110,57 @@ static rcoll_status_t one_call(int kind, side_t *s, double *send, double *recv, 
     case ALLTOALL:
         return rcoll_alltoall(t, send, recv, m);
     case BCAST:
-        return rcoll_bcast(t, (i & 1) == rank ? (void *)send : (void *)recv, m, (int)(i & 1));
-    case GATHER:
-        return rcoll_gather(t, send, recv, m, (int)(i & 1));
-    case IALLGATHER:
-        st = rcoll_iallgather(t, send, recv, m, &q);
+        return rcoll_bcast(t, bcast_buf(send, recv, root, rank), m, root);
+    default:
+        return rcoll_gather(t, send, recv, m, root);
+    }
+}
+
+/* Posts the nonblocking form (persistent: makes it) of a call. */
+static rcoll_status_t post_call(int coll, bool init, rcoll_team_t *t, double *send, double *recv, size_t m,
+                                int root, int rank, rcoll_request_t **q)
+{
+    size_t count = m / 8 ? m / 8 : 1;
+    switch (coll) {
+    case BARRIER:
+        return init ? rcoll_barrier_init(t, q) : rcoll_ibarrier(t, q);
+    case ALLREDUCE:
+        return init ? rcoll_allreduce_init(t, send, recv, count, RCOLL_DTYPE_DOUBLE, RCOLL_OP_SUM, q)
+                    : rcoll_iallreduce(t, send, recv, count, RCOLL_DTYPE_DOUBLE, RCOLL_OP_SUM, q);
+    case ALLGATHER:
+        return init ? rcoll_allgather_init(t, send, recv, m, q) : rcoll_iallgather(t, send, recv, m, q);
+    case ALLTOALL:
+        return init ? rcoll_alltoall_init(t, send, recv, m, q) : rcoll_ialltoall(t, send, recv, m, q);
+    case BCAST:
+        return init ? rcoll_bcast_init(t, bcast_buf(send, recv, root, rank), m, root, q)
+                    : rcoll_ibcast(t, bcast_buf(send, recv, root, rank), m, root, q);
+    default:
+        return init ? rcoll_gather_init(t, send, recv, m, root, q) : rcoll_igather(t, send, recv, m, root, q);
+    }
+}
+
+static rcoll_status_t one_call(kind_t k, side_t *s, double *send, double *recv, size_t m, long i, int rank)
+{
+    int root = rooted(k.coll) ? (int)(i & 1) : 0;
+    rcoll_request_t *q = NULL;
+    rcoll_status_t st;
+    switch (k.form) {
+    case BLOCKING:
+        return blocking_call(k.coll, s->team, send, recv, m, root, rank);
+    case NONBLOCKING:
+        st = post_call(k.coll, false, s->team, send, recv, m, root, rank, &q);
         if (st == RCOLL_OK)
             st = rcoll_wait(q);
         rcoll_request_free(q);
         return st;
-    default: /* PALLGATHER */
-        st = rcoll_start(s->persistent);
-        return st == RCOLL_OK ? rcoll_wait(s->persistent) : st;
+    default:
+        q = s->persistent[root];
+        st = rcoll_start(q);
+        return st == RCOLL_OK ? rcoll_wait(q) : st;
     }
 }
 
-/* One block: iters calls; returns the slowest rank's mean ns per call (< 0: an error). */
-static double block(int kind, side_t *s, double *send, double *recv, size_t m, const opts_t *o,
+static double block(kind_t kind, side_t *s, double *send, double *recv, size_t m, const opts_t *o,
                     int rank)
 {
     if (rcoll_barrier(s->team) != RCOLL_OK)
@@ -127,25 +182,46 @@ static double block(int kind, side_t *s, double *send, double *recv, size_t m, c
     return slowest;
 }
 
-static int measure(int kind, side_t side[2], double *send, double *recv, size_t m, const opts_t *o,
+static void free_persistent(side_t *s)
+{
+    for (int r = 0; r < 2; r++) {
+        if (s->persistent[r])
+            rcoll_request_free(s->persistent[r]);
+        s->persistent[r] = NULL;
+    }
+}
+
+/* Side w's kind: B runs --b-form's form of A's collective when it is given. */
+static kind_t side_kind(kind_t k, int w, const opts_t *o)
+{
+    if (w && o->b_form >= 0)
+        k.form = o->b_form;
+    return k;
+}
+
+static int measure(kind_t kind, side_t side[2], double *send, double *recv, size_t m, const opts_t *o,
                    int rank)
 {
     double t[2][MAX_BLOCKS];
-    for (int w = 0; w < 2 && kind == PALLGATHER; w++) {
-        if (side[w].persistent)
-            rcoll_request_free(side[w].persistent);
-        if (rcoll_allgather_init(side[w].team, send, recv, m, &side[w].persistent) != RCOLL_OK)
-            return 1;
+    for (int w = 0; w < 2; w++) {
+        kind_t k = side_kind(kind, w, o);
+        free_persistent(&side[w]);
+        for (int r = 0; k.form == PERSISTENT && r < (rooted(k.coll) ? 2 : 1); r++)
+            if (post_call(k.coll, true, side[w].team, send, recv, m, r, rank, &side[w].persistent[r]) != RCOLL_OK)
+                return 1;
     }
-    for (int k = 0; k < o->blocks; k++)
+    for (int b = 0; b < o->blocks; b++)
         for (int w = 0; w < 2; w++)
-            if ((t[w][k] = block(kind, &side[w], send, recv, m, o, rank)) < 0)
+            if ((t[w][b] = block(side_kind(kind, w, o), &side[w], send, recv, m, o, rank)) < 0)
                 return 1;
     for (int w = 0; w < 2; w++)
         qsort(t[w], (size_t)o->blocks, sizeof(double), cmp_double);
     double a = t[0][o->blocks / 2], b = t[1][o->blocks / 2];
+    char name[32];
+    snprintf(name, sizeof name, "%s%s%s", kind.form == NONBLOCKING ? "i" : "", names[kind.coll],
+             kind.form == PERSISTENT ? "_init" : "");
     if (rank == 0)
-        printf("%-14s %7zu %10.1f %10.1f %7.3f\n", names[kind], m, a, b, a / b);
+        printf("%-14s %7zu %10.1f %10.1f %7.3f\n", name, m, a, b, a / b);
     return 0;
 }
 
@@ -158,9 +234,9 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
     CPU_SET(rank % (cores > 0 ? cores : 1), &set);
     sched_setaffinity(0, sizeof set, &set);
     rcoll_context_t *ctx[2] = {NULL, NULL};
-    side_t side[2] = {{NULL, NULL}, {NULL, NULL}};
+    side_t side[2] = {{NULL, {NULL, NULL}}, {NULL, {NULL, NULL}}};
     for (int w = 0; w < 2; w++) {
-        set_vars(w && !o->same ? o->b : o->a);
+        set_vars(w && !o->same && o->b_form < 0 ? o->b : o->a);
         if (rcoll_context_create(&ctx[w]) != RCOLL_OK || rcoll_team_create(ctx[w], oob, &side[w].team) != RCOLL_OK) {
             fprintf(stderr, "rcoll-ab: rank %d: context or team %c could not be made\n", rank, 'A' + w);
             return 1;
@@ -168,16 +244,20 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
     }
     double *send = calloc((size_t)o->np, MAX_BYTES), *recv = calloc((size_t)o->np, MAX_BYTES);
     int fail = !send || !recv;
-    if (rank == 0 && !fail)
+    if (rank == 0 && !fail && o->b_form >= 0)
+        printf("# A: %s\n# B: the same, each call in its %s form\n%-14s %7s %10s %10s %7s\n", o->a ? o->a : "",
+               o->b_form == BLOCKING ? "blocking" : o->b_form == NONBLOCKING ? "nonblocking (post, wait)"
+                                                                           : "persistent (start, wait)",
+               "coll", "bytes", "A ns", "B ns", "A/B");
+    else if (rank == 0 && !fail)
         printf("# A: %s\n# B: %s\n%-14s %7s %10s %10s %7s\n", o->a ? o->a : "", o->same ? "(A again)" : o->b ? o->b : "",
                "coll", "bytes", "A ns", "B ns", "A/B");
     for (int k = 0; k < o->nkinds && !fail; k++)
-        for (size_t m = o->kinds[k] == BARRIER ? 0 : o->lo; !fail && m <= (o->kinds[k] == BARRIER ? 0 : o->hi);
+        for (size_t m = o->kinds[k].coll == BARRIER ? 0 : o->lo; !fail && m <= (o->kinds[k].coll == BARRIER ? 0 : o->hi);
              m = m ? m * 2 : 1)
             fail = measure(o->kinds[k], side, send, recv, m, o, rank);
     for (int w = 0; w < 2; w++) {
-        if (side[w].persistent)
-            rcoll_request_free(side[w].persistent);
+        free_persistent(&side[w]);
         rcoll_team_destroy(side[w].team);
         rcoll_context_destroy(ctx[w]);
     }
@@ -194,19 +274,21 @@ static size_t parse_size(const char *s)
     size_t v = strtoull(s, &end, 10);
     if (*end == 'k' || *end == 'K')
         v *= 1024;
+    else if (*end == 'm' || *end == 'M')
+        v *= 1024 * 1024;
     return v;
 }
 
 static int usage(void)
 {
     fprintf(stderr, "usage: rcoll-ab --a \"VAR=val ...\" --b \"VAR=val ...\" [--same] [--np N] "
-                    "[--coll LIST] [-m LO:HI] [--iters N] [--blocks K] [--fresh]\n");
+                    "[--coll LIST] [--b-form blocking|i|init] [-m LO:HI] [--iters N] [--blocks K] [--fresh]\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
-    opts_t o = {.np = 2, .blocks = 9, .iters = 10000, .lo = 8, .hi = 8192};
+    opts_t o = {.np = 2, .blocks = 9, .iters = 10000, .lo = 8, .hi = 8192, .b_form = -1};
     const char *colls = "allreduce";
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -220,7 +302,12 @@ int main(int argc, char **argv)
             o.a = v, i++;
         else if (!strcmp(argv[i], "--b"))
             o.b = v, i++;
-        else if (!strcmp(argv[i], "--np"))
+        else if (!strcmp(argv[i], "--b-form")) {
+            o.b_form = !strcmp(v, "blocking") ? BLOCKING : !strcmp(v, "i") ? NONBLOCKING : !strcmp(v, "init") ? PERSISTENT : -2;
+            i++;
+            if (o.b_form == -2)
+                return usage();
+        } else if (!strcmp(argv[i], "--np"))
             o.np = atoi(v), i++;
         else if (!strcmp(argv[i], "--coll"))
             colls = v, i++;
@@ -236,16 +323,21 @@ int main(int argc, char **argv)
         } else
             return usage();
     }
-    if ((!o.a && !o.b && !o.same) || o.np < 2 || o.np > 64 || o.blocks < 1 || o.blocks > MAX_BLOCKS ||
+    if ((!o.a && !o.b && !o.same && o.b_form < 0) || o.np < 2 || o.np > 64 || o.blocks < 1 || o.blocks > MAX_BLOCKS ||
         o.iters < 1 || !o.lo || o.lo > o.hi || o.hi > MAX_BYTES)
         return usage();
     char list[256];
     snprintf(list, sizeof list, "%s", colls);
     for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int k = 0;
-        while (k < NKINDS && strcmp(tok, names[k]))
-            k++;
-        if (k == NKINDS || o.nkinds == NKINDS) {
+        kind_t k = {0, BLOCKING};
+        size_t n = strlen(tok);
+        if (n > 5 && !strcmp(tok + n - 5, "_init"))
+            k.form = PERSISTENT, tok[n - 5] = '\0';
+        else if (tok[0] == 'i') /* no collective's own name starts with i */
+            k.form = NONBLOCKING, tok++;
+        while (k.coll < NCOLLS && strcmp(tok, names[k.coll]))
+            k.coll++;
+        if (k.coll == NCOLLS || o.nkinds == MAX_KINDS) {
             fprintf(stderr, "rcoll-ab: unknown collective %s\n", tok);
             return 2;
         }

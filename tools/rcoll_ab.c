@@ -72,8 +72,8 @@ static int cmp_double(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-/* "VAR=value VAR2=value2" into the environment. */
-static void set_vars(const char *spec)
+/* "VAR=value VAR2=value2" into the environment (unset: the variables named are removed). */
+static void set_vars(const char *spec, bool unset)
 {
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", spec ? spec : "");
@@ -81,7 +81,10 @@ static void set_vars(const char *spec)
         char *eq = strchr(tok, '=');
         if (eq) {
             *eq = '\0';
-            setenv(tok, eq + 1, 1);
+            if (unset)
+                unsetenv(tok);
+            else
+                setenv(tok, eq + 1, 1);
         }
     }
 }
@@ -236,7 +239,11 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
     rcoll_context_t *ctx[2] = {NULL, NULL};
     side_t side[2] = {{NULL, {NULL, NULL}}, {NULL, {NULL, NULL}}};
     for (int w = 0; w < 2; w++) {
-        set_vars(w && !o->same && o->b_form < 0 ? o->b : o->a);
+        /* B's context must not see what A's alone set: a variable of --a missing from --b is
+         * unset (the process's own environment before --a is not restored). */
+        if (w)
+            set_vars(o->a, true);
+        set_vars(w && !o->same && o->b_form < 0 ? o->b : o->a, false);
         if (rcoll_context_create(&ctx[w]) != RCOLL_OK || rcoll_team_create(ctx[w], oob, &side[w].team) != RCOLL_OK) {
             fprintf(stderr, "rcoll-ab: rank %d: context or team %c could not be made\n", rank, 'A' + w);
             return 1;

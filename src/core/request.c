@@ -70,8 +70,11 @@ void rcoll_nb_team_destroy(struct rcoll_team *t)
             free(r);
         }
     }
-    while (nb->pooled)
-        free(nb->pool[--nb->pooled]);
+    while (nb->pooled) {
+        struct rcoll_request *r = nb->pool[--nb->pooled];
+        free(r->state);
+        free(r);
+    }
     pthread_mutex_destroy(&nb->lock);
     pthread_cond_destroy(&nb->cond);
     free(nb);
@@ -103,14 +106,16 @@ static void release(struct rcoll_request *r)
 {
     free(r->arrays);
     free(r->copy.buf);
-    free(r->state);
     rcoll_nb_reduce_free(r->red);
-    /* On the board (one thread drives the team) the struct is kept for the next post. */
+    /* On the board (one thread drives the team) the struct is kept for the next post, with its
+     * algorithm's state (a replay of the same call keeps it: request_new). */
     rcoll_nb_team_t *nb = r->team->nb;
-    if (nb->mode == RCOLL_NB_PEERS && nb->pooled < RCOLL_NB_POOL)
+    if (nb->mode == RCOLL_NB_PEERS && nb->pooled < RCOLL_NB_POOL) {
         nb->pool[nb->pooled++] = r;
-    else
+    } else {
+        free(r->state);
         free(r);
+    }
 }
 
 /* A request for call c: a pooled one as calloc's, but the team and the call, which make() sets,
@@ -126,6 +131,7 @@ static struct rcoll_request *request_new(rcoll_nb_team_t *nb, const rcoll_call_t
     const struct rcoll_nb_algo *algo = r->algo;
     rcoll_call_verdict_t verdict = r->verdict;
     rcoll_call_copy_t own = r->copy;
+    void *state = r->state;
     memset(&r->arrays, 0, offsetof(struct rcoll_request, args) - offsetof(struct rcoll_request, arrays));
     memset((char *)r + offsetof(struct rcoll_request, args) + sizeof r->args, 0,
            sizeof *r - offsetof(struct rcoll_request, args) - sizeof r->args);
@@ -134,6 +140,9 @@ static struct rcoll_request *request_new(rcoll_nb_team_t *nb, const rcoll_call_t
         r->verdict = verdict;
         r->copy = own;
         r->prepared = r->replay = true;
+        r->state = state;
+    } else {
+        free(state);
     }
     return r;
 }

@@ -40,7 +40,8 @@ struct rcoll_request {
     rcoll_call_verdict_t verdict;
     bool area;                  /* board: its inline area is free for it (else it posts none) */
     uint64_t in, out;           /* board: the peers whose pairs into me, out of me, carry something */
-    void *state;                /* the algorithm's, per request (freed with it) */
+    void *state;                /* the algorithm's, per request (freed with it; kept in the pool
+                                 * for a replay of the same call) */
     struct rcoll_nb_reduce *red; /* board: a reduction posted as its data mover, folded at the
                                   * end (core/request_reduce.h) */
     const char *ran;            /* the algorithm that ran it */

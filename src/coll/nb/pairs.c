@@ -9,8 +9,10 @@
  * more instead: posted first, then copied in parts its readers take as they come). A pair is
  * moved by the first rank that finds both ends posted and claims it:
  *   - an inline block by its receiver (a copy out of shared memory), or, from 4 KB, by the
- *     sender (CMA) when the receiver is not inside rcoll; the sender also writes it when it
- *     needs the slot back (rcoll_nb_rescue);
+ *     sender (CMA) when the receiver is not inside rcoll and sends nothing to the sender (in
+ *     a rooted collective; between two ranks that both send and receive the receiver comes
+ *     back sooner than the write is done); the sender also writes it when it needs the slot
+ *     back (rcoll_nb_rescue);
  *   - any other block by either end, one CMA copy (the receiver reads the sender's region, or
  *     the sender writes into the receiver's): the later of the two moves it at its arrival, so
  *     a rank that posted and went computing finds its data delivered; a receiver that is
@@ -26,6 +28,7 @@
  * the slot). Steps: none; a rank waits only for the arrival of the peers it exchanges with.
  * Wins whenever ranks arrive apart (the early ones compute while the late ones move the data);
  * with everyone present, work splits by arrival order. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "coll/colls.h"
@@ -318,9 +321,62 @@ static bool word_in_area(uint32_t word)
     return (word & DIRECT) && (word & DIRECT_AREA);
 }
 
+/* A prepared request's post (a persistent one; its arguments hold from start to start), kept
+ * from its first start when its blocks ride at fixed places on the board: the same arguments
+ * make the same shape, head word and descriptors every time, so a later start copies the
+ * descriptors and the data and posts (about half the instructions of a start: docs/tuning.md,
+ * "Nonblocking collectives"). */
+typedef struct {
+    uint64_t in, out;
+    uint32_t word;
+    rcoll_board_desc_t *posted; /* the descriptors as posted, size of them */
+    const void **from;          /* per peer, where its block's data comes from */
+} pairs_kept_t;
+
+static void keep_post(struct rcoll_request *r, const rcoll_board_desc_t *d, uint32_t word)
+{
+    int size = r->args.size;
+    pairs_kept_t *k = malloc(sizeof *k + (size_t)size * (sizeof *k->posted + sizeof *k->from));
+    if (!k) /* no memory: every start prepares its post, nothing else lost */
+        return;
+    k->in = r->in;
+    k->out = r->out;
+    k->word = word;
+    k->posted = (rcoll_board_desc_t *)(void *)(k + 1);
+    k->from = (const void **)(void *)(k->posted + size);
+    for (int p = 0; p < size; p++)
+        k->from[p] = (const void *)(uintptr_t)d[p].send.addr;
+    r->state = k;
+}
+
+/* A start of a kept post: its descriptors and data, then the post. */
+static rcoll_status_t start_kept(struct rcoll_request *r, rcoll_board_t *b, const pairs_kept_t *k)
+{
+    int size = r->args.size;
+    uint32_t word = k->word;
+    size_t len = word & DIRECT_LEN;
+    r->in = k->in;
+    r->out = k->out;
+    memcpy(rcoll_board_descs(b, r->seq), k->posted, (size_t)size * sizeof *k->posted);
+    if (word_in_area(word))
+        rcoll_board_use_area(b, r->seq);
+    unsigned char *base = word & DIRECT_AREA ? rcoll_board_inline(b, r->seq) : rcoll_board_head(b, r->seq);
+    for (int p = 0; p < size && len; p++) {
+        if (!has(r->out, p))
+            continue;
+        rcoll_board_fill(b, base + (k->posted[p].send.addr & ~RCOLL_BOARD_HELD), k->from[p], len);
+        if (!(word & DIRECT_PER_PEER))
+            break;
+    }
+    rcoll_board_post(b, r->seq, word, r->in, r->out);
+    return RCOLL_OK;
+}
+
 static rcoll_status_t pairs_start(struct rcoll_request *r, rcoll_board_t *b)
 {
     int size = r->args.size, me = r->args.rank;
+    if (r->state && r->prepared)
+        return start_kept(r, b, r->state);
     shape(r);
     rcoll_board_desc_t *d = rcoll_board_descs(b, r->seq);
     for (int p = 0; p < size; p++)
@@ -346,7 +402,12 @@ static rcoll_status_t pairs_start(struct rcoll_request *r, rcoll_board_t *b)
         rcoll_board_stream_open(b, r->seq);
     }
     if (word) {
+        bool keep = r->prepared && !r->state && !(word & DIRECT_STREAM);
+        if (keep)
+            keep_post(r, d, word);
         copy_direct(r, b, d, word);
+        if (keep && r->state)
+            memcpy(((pairs_kept_t *)r->state)->posted, d, (size_t)size * sizeof *d);
     } else if (area) {
         /* Inline: the sum rounded up per region must fit the area. */
         size_t bytes = send_bytes(d, size, me);
@@ -402,8 +463,13 @@ static bool pass_peer(struct rcoll_request *r, rcoll_board_t *b, int peer, rcoll
     bool held = (out_addr & RCOLL_BOARD_HELD) != 0;
     /* A block of mine on the board is mine no more; one of at least 4 KB inline is still
      * written into a peer that is not inside rcoll (unless it is so small that copying it out
-     * at its wait costs less than my system call). */
-    bool push = !held || ((out_addr & RCOLL_BOARD_INLINE) && mine[peer].send.len >= PUSH_INLINE_MIN);
+     * at its wait costs less than my system call), but not between two ranks that both send and
+     * receive: there the peer is mostly away between two calls of a loop or taking its turn on
+     * a shared core, and comes back sooner than my write is done (docs/tuning.md, "Nonblocking
+     * collectives"). */
+    bool both_ways = has(r->in, peer) && has(r->out, peer);
+    bool push = !held ||
+                ((out_addr & RCOLL_BOARD_INLINE) && mine[peer].send.len >= PUSH_INLINE_MIN && !both_ways);
     bool in_none = !has(r->in, peer), out_none = !has(r->out, peer);
     bool in_done = in_none || rcoll_board_is_done(b, peer, me, seq);
     bool out_done = out_none || !push || rcoll_board_is_done(b, me, peer, seq);
@@ -414,7 +480,6 @@ static bool pass_peer(struct rcoll_request *r, rcoll_board_t *b, int peer, rcoll
         return false; /* not posted yet (it cannot have moved past: it needs me for that) */
     const rcoll_board_desc_t *theirs = NULL;
     rcoll_status_t e = RCOLL_OK;
-    bool both_ways = has(r->in, peer) && has(r->out, peer);
     if (!in_done && (word & DIRECT)) {
         if (rcoll_board_claim(b, peer, me, seq))
             e = take_direct(b, seq, peer, me, word, &mine[peer].recv);

@@ -1,6 +1,7 @@
 /* rcoll-ab: two configurations of rcoll against each other in one process set, for settings
  * whose effect is smaller than this machine's run-to-run noise (5-20% between separate runs).
- * It forks --np ranks (the test launcher's bootstrap, no MPI), pins rank r to core r % cores,
+ * It forks --np ranks (the test launcher's bootstrap, no MPI), pins rank r to core r % cores
+ * (--no-pin: leaves them where the scheduler puts them, as mpirun --bind-to none does),
  * and makes two contexts and teams in every rank: A with the environment variables of --a set,
  * B with those of --b (each context reads RCOLL_* when it is made). Per collective and size it
  * then times --blocks blocks of --iters back-to-back calls on team A, then on team B,
@@ -47,7 +48,7 @@ typedef struct {
 
 typedef struct {
     const char *a, *b;
-    int np, nkinds, blocks, fresh, same, b_form;
+    int np, nkinds, blocks, fresh, same, b_form, no_pin;
     kind_t kinds[MAX_KINDS];
     size_t lo, hi;
     long iters;
@@ -235,7 +236,8 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(rank % (cores > 0 ? cores : 1), &set);
-    sched_setaffinity(0, sizeof set, &set);
+    if (!o->no_pin)
+        sched_setaffinity(0, sizeof set, &set);
     rcoll_context_t *ctx[2] = {NULL, NULL};
     side_t side[2] = {{NULL, {NULL, NULL}}, {NULL, {NULL, NULL}}};
     for (int w = 0; w < 2; w++) {
@@ -289,7 +291,7 @@ static size_t parse_size(const char *s)
 static int usage(void)
 {
     fprintf(stderr, "usage: rcoll-ab --a \"VAR=val ...\" --b \"VAR=val ...\" [--same] [--np N] "
-                    "[--coll LIST] [--b-form blocking|i|init] [-m LO:HI] [--iters N] [--blocks K] [--fresh]\n");
+                    "[--coll LIST] [--b-form blocking|i|init] [-m LO:HI] [--iters N] [--blocks K] [--fresh] [--no-pin]\n");
     return 2;
 }
 
@@ -301,6 +303,8 @@ int main(int argc, char **argv)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "--fresh"))
             o.fresh = 1;
+        else if (!strcmp(argv[i], "--no-pin"))
+            o.no_pin = 1;
         else if (!strcmp(argv[i], "--same"))
             o.same = 1;
         else if (!v)

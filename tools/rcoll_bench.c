@@ -89,6 +89,7 @@ struct options {
     enum sync_mode sync;
     double mif;              /* --mif X: random compute of 0..X message times before each call */
     double late_frac, late_us; /* --late-frac F --late-us U: F of the ranks arrive U us late */
+    int late_same;           /* --late-same: the same ranks are late in every iteration */
     unsigned long seed;      /* --seed: of the delays (the same for every implementation) */
     enum bench_mode mode;    /* --nonblocking, --persistent, --overlap; default blocking */
     double late_pure;        /* --late-pure X: late-us = X times the pure time (--overlap) */
@@ -323,6 +324,8 @@ static void usage(FILE *f)
         "                   ping-pong time of m bytes between ranks 0 and 1, measured per size)\n"
         "  --late-frac F    with --late-us U: in each iteration round(F * np) ranks, chosen\n"
         "  --late-us U      afresh from the seed, compute U microseconds before the call\n"
+        "  --late-same      with --late-frac: the late ranks are chosen once (those of the\n"
+        "                   first iteration) and are late in every iteration\n"
         "  --seed S         seed of the delays (default 1); the same delays for every --impl\n"
         "                   With skew, every iteration starts after an untimed PMPI_Barrier, each\n"
         "                   rank's time runs from its own arrival (after its delay) to its return,\n"
@@ -673,7 +676,8 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
 {
     enum { OPT_COLL = 256, OPT_IMPL, OPT_JSON, OPT_NO_REUSE, OPT_ROOT, OPT_SKEWED, OPT_SYNC,
            OPT_CALIBRATE, OPT_MIF, OPT_LATE_FRAC, OPT_LATE_US, OPT_SEED, OPT_NONBLOCKING,
-           OPT_PERSISTENT, OPT_OVERLAP, OPT_LATE_PURE, OPT_COMPUTE_FOR, OPT_OP, OPT_DTYPE };
+           OPT_PERSISTENT, OPT_OVERLAP, OPT_LATE_PURE, OPT_COMPUTE_FOR, OPT_OP, OPT_DTYPE,
+           OPT_LATE_SAME };
     static const struct option longopts[] = {
         {"coll", required_argument, NULL, OPT_COLL},
         {"impl", required_argument, NULL, OPT_IMPL},
@@ -686,6 +690,7 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
         {"mif", required_argument, NULL, OPT_MIF},
         {"late-frac", required_argument, NULL, OPT_LATE_FRAC},
         {"late-us", required_argument, NULL, OPT_LATE_US},
+        {"late-same", no_argument, NULL, OPT_LATE_SAME},
         {"seed", required_argument, NULL, OPT_SEED},
         {"nonblocking", no_argument, NULL, OPT_NONBLOCKING},
         {"persistent", no_argument, NULL, OPT_PERSISTENT},
@@ -762,6 +767,9 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
                 snprintf(err, errlen, "bad --late-frac '%s' (0 to 1)", optarg);
                 return -1;
             }
+            break;
+        case OPT_LATE_SAME:
+            o->late_same = 1;
             break;
         case OPT_LATE_US:
             if (parse_double(optarg, 1e8, &o->late_us)) {
@@ -846,6 +854,10 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
     }
     if ((o->late_frac > 0) != (o->late_us > 0 || o->late_pure > 0)) {
         snprintf(err, errlen, "--late-frac and --late-us (or --late-pure) go together");
+        return -1;
+    }
+    if (o->late_same && o->late_frac <= 0) {
+        snprintf(err, errlen, "--late-same needs --late-frac");
         return -1;
     }
     if (o->calibrate_path && (o->mif > 0 || o->late_frac > 0 || o->mode != MODE_BLOCKING)) {
@@ -1854,6 +1866,8 @@ static int is_late(const struct bench *b, const struct options *o, int iter, int
     int k = (int)(o->late_frac * b->size + 0.5), before = 0;
     if (k <= 0)
         return 0;
+    if (o->late_same)
+        iter = 0;
     double mine = uniform(o, iter, rank, 2);
     for (int r = 0; r < b->size; r++) {
         double theirs = uniform(o, iter, r, 2);
@@ -2145,6 +2159,8 @@ static void json_head(const struct bench *b, const struct options *o, rcoll_coll
                 o->late_frac, b->late_us, o->seed);
     if (o->late_pure > 0)
         fprintf(f, ",\"late_pure\":%g", o->late_pure);
+    if (o->late_same)
+        fprintf(f, ",\"late_same\":true");
 }
 
 /* --overlap's keys (reduce_overlap): OSU's pure, overall (the Avg column), compute and
@@ -2882,6 +2898,8 @@ static void print_preamble(const struct bench *b, const struct options *o)
         printf(" late-frac=%g late-us=%g", o->late_frac, o->late_us);
     if (o->late_pure > 0)
         printf(" late-frac=%g late-pure=%g", o->late_frac, o->late_pure);
+    if (o->late_same)
+        printf(" late-same");
     if (skewed_arrival(o))
         printf(" seed=%lu", o->seed);
     if (o->mode != MODE_BLOCKING)

@@ -3,7 +3,8 @@
 # data checked (-c): under Open MPI at np=4, --nonblocking for all ten collectives (roots
 # rotating, skewed v-form counts), --persistent for all ten with rcoll's blocking call beside it
 # (rcoll@blocking), --overlap for allgather, alltoall and bcast, and --overlap with half of the
-# ranks late by twice the pure time (--late-frac 0.5 --late-pure 2); under MPICH at np=2 (when
+# ranks late by twice the pure time (--late-frac 0.5 --late-pure 2; for bcast also with the same
+# ranks late every iteration, --late-same); under MPICH at np=2 (when
 # rcoll-bench-mpich is built) the same modes on fewer collectives (persistent: those whose native
 # persistent form MPICH 4.0.2 gets right). Then the JSON records: no
 # failed check, each record's mode, native_form on the native persistent rows, and the overlap
@@ -36,6 +37,7 @@ ompi nb --nonblocking --coll all -m 64:4K --root rotate --skewed-counts
 ompi pers --persistent --coll all -m 64:4K --root rotate --skewed-counts --impl native,rcoll,rcoll@blocking
 ompi ov --overlap --coll allgather,alltoall,bcast -m 16K:64K
 ompi ovlate --overlap --coll allgather -m 64K --late-frac 0.5 --late-pure 2 --seed 3
+ompi ovlatesame --overlap --coll bcast -m 64K --late-frac 0.5 --late-pure 2 --late-same
 ompi red --coll allreduce,reduce,reduce_scatter_block,reduce_scatter,scan,exscan -m 8:4K \
     --root rotate --skewed-counts --op maxloc --dtype double_int
 ompi rednr --coll allreduce,reduce,scan -m 4:4K --op sum --dtype int32 --sync none --no-reuse
@@ -56,7 +58,7 @@ python3 - "$OUT" <<'PY'
 import glob, json, os, sys
 out = sys.argv[1]
 bad, n = [], 0
-expect = {"nb": "nonblocking", "pers": "persistent", "ov": "overlap", "ovlate": "overlap",
+expect = {"nb": "nonblocking", "pers": "persistent", "ov": "overlap", "ovlate": "overlap", "ovlatesame": "overlap",
           "red": "blocking", "rednr": "blocking"}
 reductions = {"allreduce", "reduce", "reduce_scatter_block", "reduce_scatter", "scan", "exscan"}
 want_red = {"red": (reductions, "maxloc", "double_int"), "rednr": ({"allreduce", "reduce", "scan"}, "sum", "int32")}
@@ -100,6 +102,8 @@ for path in sorted(glob.glob(f"{out}/*.jsonl")):
             bad.append(f"{what}: overall_us {r['overall_us']} is not the Avg column {r['avg_us']}")
         if "late" not in name:
             continue
+        if r.get("late_same", False) != ("same" in name):
+            bad.append(f"{what}: late_same {r.get('late_same')}")
         if r.get("wait_early_us", -1) < 0 or r.get("pure_noskew_us", 0) <= 0:
             bad.append(f"{what}: wait_early_us {r.get('wait_early_us')} pure_noskew_us {r.get('pure_noskew_us')}")
         elif abs(r["late_us"] - 2 * r["pure_noskew_us"]) > 1e-3 * r["late_us"] + 0.01:

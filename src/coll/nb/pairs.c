@@ -324,8 +324,8 @@ static bool word_in_area(uint32_t word)
 /* A prepared request's post (a persistent one; its arguments hold from start to start), kept
  * from its first start when its blocks ride at fixed places on the board: the same arguments
  * make the same shape, head word and descriptors every time, so a later start copies the
- * descriptors and the data and posts (about half the instructions of a start: docs/tuning.md,
- * "Nonblocking collectives"). */
+ * descriptors and the data and posts (a persistent 8-byte allgather's start at np=2: 1,097 ->
+ * 934 instructions; docs/tuning.md, "Nonblocking collectives"). */
 typedef struct {
     uint64_t in, out;
     uint32_t word;

@@ -15,6 +15,7 @@
 #include "select/select.h"
 #include "select/model.h"
 #include "transport/copy.h"
+#include "transport/transport.h"
 
 static int passed, failed;
 
@@ -537,6 +538,28 @@ static void check_copy_unchanged(void)
     free(seen);
 }
 
+/* The probe of single copy (transport/cma_probe.c): measured unless there is nothing to decide,
+ * and the verdict only where CMA is clearly slower than the two copies. */
+static void check_cma_probe(void)
+{
+    rcoll_config_t cfg;
+    rcoll_tl_probe_t p;
+    CHECK(config_with("RCOLL_CMA", "0", &cfg) == RCOLL_OK, "cma off");
+    rcoll_tl_probe(&cfg, &p);
+    CHECK(!p.cma_ns && !p.copy_ns && !rcoll_tl_probe_cma_slow(&p), "no CMA: not measured");
+    CHECK(config_with("RCOLL_ZCOPY_THRESHOLD", "32k", &cfg) == RCOLL_OK, "threshold");
+    rcoll_tl_probe(&cfg, &p);
+    CHECK(!p.cma_ns && !rcoll_tl_probe_cma_slow(&p), "threshold set: not measured");
+    char err[256];
+    CHECK(rcoll_config_from_env(&cfg, err, sizeof err) == RCOLL_OK, "default config");
+    rcoll_tl_probe(&cfg, &p); /* CMA on itself: allowed unless a seccomp filter refuses it */
+    CHECK((p.cma_ns > 0) == (p.copy_ns > 0), "measured both or neither: cma %u ns, copy %u ns",
+          p.cma_ns, p.copy_ns);
+    rcoll_tl_probe_t slow = {30000, 10000}, near = {14000, 10000}, fast = {8000, 10000}, half = {30000, 0};
+    CHECK(rcoll_tl_probe_cma_slow(&slow) && !rcoll_tl_probe_cma_slow(&near) &&
+          !rcoll_tl_probe_cma_slow(&fast) && !rcoll_tl_probe_cma_slow(&half), "verdicts");
+}
+
 int main(void)
 {
     for (int p = 1; p <= MAXP; p++) {
@@ -562,6 +585,7 @@ int main(void)
     check_fallbacks();
     check_env();
     check_copy_unchanged();
+    check_cma_probe();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -29,6 +29,7 @@ rcoll_status_t rcoll_context_create(rcoll_context_t **out)
     atomic_init(&ctx->teams_created, 0);
     atomic_init(&ctx->node_map_warned, false);
     ctx->seg_pool = rcoll_seg_pool_create((unsigned)ctx->cfg.shm_pool);
+    rcoll_tl_probe(&ctx->cfg, &ctx->tl_probe);
     *out = ctx;
     return RCOLL_OK;
 }

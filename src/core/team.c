@@ -297,7 +297,8 @@ static rcoll_status_t exchange_info(struct rcoll_team *t, const rcoll_oob_t *oob
     *hellos = calloc((size_t)t->size, sizeof **hellos);
     if (!*all || !*hellos)
         return RCOLL_ERR_NOMEM; /* cannot take part: the bootstrap will report the others' error */
-    *prep = rcoll_tl_hello(t->ctx->seg_pool, &t->ctx->cfg, t->rank, t->size, &mine.hello);
+    *prep = rcoll_tl_hello(t->ctx->seg_pool, &t->ctx->cfg, &t->ctx->tl_probe, t->rank, t->size,
+                           &mine.hello);
     if (oob->allgather(&mine, *all, sizeof mine, oob->coll_info) != 0)
         return rcoll_team_error(t, RCOLL_ERR_BOOTSTRAP, "team setup: out-of-band allgather failed");
     for (int r = 0; r < t->size; r++) {

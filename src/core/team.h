@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "net/net.h"
 #include "signal/wait.h"
+#include "transport/transport.h"
 #include "transport/view.h"
 #include "rcoll/rcoll.h"
 
@@ -39,6 +40,7 @@ struct rcoll_context {
     /* Segments of destroyed teams kept for later teams of the same processes (RCOLL_SHM_POOL;
      * NULL: none), the node transport's. */
     struct rcoll_seg_pool *seg_pool;
+    rcoll_tl_probe_t tl_probe; /* the machine's single copy measured once (transport.h) */
 };
 
 struct rcoll_team {

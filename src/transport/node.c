@@ -1578,7 +1578,9 @@ static void layout(shm_tl_t *s, const rcoll_view_t *t, size_t inbox_bytes)
      * entered the call, while a copy through shared memory with non-temporal stores (copy_out)
      * costs ~0.1 us per KB on each side and goes out at once. Measured on the 2-core machine
      * (rcoll-bench against Open MPI and MPICH; docs/tuning.md, "Why the shm zero-copy
-     * threshold is 64 KB"): 64 KB, whether or not ranks outnumber cores. */
+     * threshold is 64 KB"): 64 KB, whether or not ranks outnumber cores. These are the
+     * thresholds of a machine whose CMA copies about as fast as memcpy (the Intel machine of
+     * 2026-11-29); where it measured slow they are lifted after the exchange (slow_single_copy). */
     size_t dflt = 64 * 1024;
     /* Across nodes the copy path is one message per block where a single copy over UCX tcp
      * adds a rendezvous (RTS, RTR) from 64 KB: over UCX tcp at np=4 the copy path won up to
@@ -1897,6 +1899,20 @@ static rcoll_status_t agree(shm_tl_t *s, const rcoll_oob_t *oob, shm_answer_t mi
     return st;
 }
 
+/* A team on one node whose first local rank measured a single copy by CMA clearly slower than
+ * the copy path's two copies (transport/cma_probe.c) takes the copy path wherever it fits: no
+ * threshold of single copy. Alike on every rank: the lead's hello, single copy agreed, the
+ * configuration. RCOLL_ZCOPY_THRESHOLD set keeps its value. */
+static bool slow_single_copy(shm_tl_t *s, const rcoll_tl_hello_t *lead)
+{
+    rcoll_tl_probe_t p = {lead->cma_ns, lead->copy_ns};
+    if (s->v->node_count != 1 || !s->base.single_copy || s->v->cfg->zcopy_threshold ||
+        !rcoll_tl_probe_cma_slow(&p))
+        return false;
+    s->base.zcopy_threshold = s->base.zcopy_rooted = s->base.zcopy_exchange = SIZE_MAX;
+    return true;
+}
+
 /* Every rank's hellos say nothing failed, and node_count is alike: so is the choice. */
 static bool take_kept(shm_tl_t *s, const rcoll_tl_hello_t *hellos, pooled_t **held)
 {
@@ -2083,11 +2099,20 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
         shm_destroy(&s->base);
         return st;
     }
+    const rcoll_tl_hello_t *lead = &hellos[t->local_ranks[0]];
+    bool slow = slow_single_copy(s, lead);
+    char when[160];
+    if (slow)
+        snprintf(when, sizeof when, "only where the copy path does not fit (rank %d measured a single "
+                 "copy of 256 KB at %.1f us against %.1f us for two copies)", t->local_ranks[0],
+                 lead->cma_ns / 1e3, lead->copy_ns / 1e3);
+    else
+        snprintf(when, sizeof when, "from %zu bytes (an exchange's blocks from %zu)",
+                 s->base.zcopy_threshold, s->base.zcopy_exchange);
     if (t->rank == 0)
         rcoll_view_log(t, RCOLL_LOG_INFO, "node transport: %d ranks on %d node(s); rings of %u lines "
-                       "and %u boxes of %zu bytes per rank; single copy from %zu bytes (an exchange's "
-                       "blocks from %zu)%s%s", t->size, t->node_count, s->depth, s->box_depth,
-                       s->base.inbox_bytes, s->base.zcopy_threshold, s->base.zcopy_exchange,
+                       "and %u boxes of %zu bytes per rank; single copy %s%s%s", t->size,
+                       t->node_count, s->depth, s->box_depth, s->base.inbox_bytes, when,
                        s->base.single_copy ? " (CMA)" : " (no CMA: bounce)",
                        reused ? "; the segment of an earlier team of these processes, reused" : "");
     *out = &s->base;

@@ -25,9 +25,13 @@ rcoll_status_t rcoll_tl_create(const rcoll_view_t *v, const rcoll_oob_t *oob,
 }
 
 struct rcoll_tl_prep *rcoll_tl_hello(struct rcoll_seg_pool *pool, const rcoll_config_t *cfg,
-                                     int rank, int size, rcoll_tl_hello_t *out)
+                                     const rcoll_tl_probe_t *probe, int rank, int size,
+                                     rcoll_tl_hello_t *out)
 {
-    return rcoll_node_tl_hello(pool, cfg, rank, size, out);
+    struct rcoll_tl_prep *prep = rcoll_node_tl_hello(pool, cfg, rank, size, out);
+    out->cma_ns = probe ? probe->cma_ns : 0;
+    out->copy_ns = probe ? probe->copy_ns : 0;
+    return prep;
 }
 
 void rcoll_tl_hello_drop(struct rcoll_seg_pool *pool, struct rcoll_tl_prep *prep)

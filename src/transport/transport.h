@@ -186,10 +186,23 @@ struct rcoll_tl {
 typedef struct {
     uint32_t ncand;
     int32_t status;
+    uint32_t cma_ns, copy_ns; /* its process's rcoll_tl_probe_t */
     struct {
         uint64_t id, seq, nb_seq;
     } cand[RCOLL_TL_HELLO_CAND];
 } rcoll_tl_hello_t;
+
+/* What a process measured of its machine once (rcoll_tl_probe, at context creation): a single
+ * copy of 256 KB by CMA and the copy path's two copies of it, ns, the fastest of a few rounds
+ * (0: not measured: no CMA, or RCOLL_ZCOPY_THRESHOLD set). Each rank's travels in its hello;
+ * a team on one node goes by its first local rank's (transport/cma_probe.c). */
+typedef struct {
+    uint32_t cma_ns, copy_ns;
+} rcoll_tl_probe_t;
+void rcoll_tl_probe(const rcoll_config_t *cfg, rcoll_tl_probe_t *out);
+/* A single copy here is clearly slower than the copy path's two, even where its system call's
+ * fixed cost is spread over 256 KB: the copy path wherever it fits. */
+bool rcoll_tl_probe_cma_slow(const rcoll_tl_probe_t *p);
 
 /* What a hello prepared on this rank (its memory, the kept segments it reserved), until
  * rcoll_tl_create or rcoll_tl_hello_drop consumes it. NULL: the preparation failed (the hello
@@ -200,7 +213,8 @@ struct rcoll_tl_prep;
  * `pool` (NULL: none), reserving what it offers (two threads creating teams at once never
  * offer the same). A team that fails before rcoll_tl_create drops the preparation. */
 struct rcoll_tl_prep *rcoll_tl_hello(struct rcoll_seg_pool *pool, const rcoll_config_t *cfg,
-                                     int rank, int size, rcoll_tl_hello_t *out);
+                                     const rcoll_tl_probe_t *probe, int rank, int size,
+                                     rcoll_tl_hello_t *out);
 void rcoll_tl_hello_drop(struct rcoll_seg_pool *pool, struct rcoll_tl_prep *prep);
 
 /* The transport factory: the node transport (shared memory on the node, the network channel

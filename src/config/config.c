@@ -190,6 +190,8 @@ static rcoll_status_t read_sizes(rcoll_config_t *cfg, char *err, size_t err_len)
         *sizes[i].target = s;
     }
     cfg->inbox_bytes = (cfg->inbox_bytes + 63) & ~(size_t)63;
+    const char *nb_inline = getenv("RCOLL_NB_INLINE");
+    cfg->nb_inline_set = nb_inline && *nb_inline;
     return RCOLL_OK;
 }
 

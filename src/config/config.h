@@ -3,6 +3,7 @@
 #ifndef RCOLL_CONFIG_CONFIG_H
 #define RCOLL_CONFIG_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "rcoll/rcoll.h"
@@ -92,6 +93,7 @@ typedef struct {
     int nb_areas;                    /* RCOLL_NB_AREAS: of them, with data inline (at most nb_slots) */
     size_t nb_inline;                /* RCOLL_NB_INLINE: per call and rank, send data up to this
                                       * is copied onto the board at post */
+    bool nb_inline_set;              /* ... set by the user (else the transport may raise it) */
     size_t unchanged_min;            /* RCOLL_UNCHANGED: copies into shared memory from this size
                                       * look whether the destination already holds the data and
                                       * write from the first difference only (0: always write) */

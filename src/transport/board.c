@@ -68,7 +68,7 @@ size_t rcoll_board_bytes(int size, unsigned slots, unsigned areas, size_t inline
 }
 
 rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned slots, unsigned areas,
-                                  size_t inline_bytes, const _Atomic uint64_t *stream_min)
+                                  size_t inline_bytes, bool cma_slow, const _Atomic uint64_t *stream_min)
 {
     if (!rcoll_board_bytes(v->size, slots, areas, inline_bytes) || v->node_count != 1 ||
         !shape_ok(v->size, &slots, &areas))
@@ -94,6 +94,7 @@ rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned sl
     b->area_mask = areas - 1;
     b->inline_bytes = inline_of(v->size, areas, inline_bytes);
     b->area_bytes = apart(b->inline_bytes);
+    b->cma_slow = cma_slow;
     b->rank = v->rank;
     b->size = v->size;
     b->desc_off = RCOLL_BOARD_HEAD_RUN;
@@ -122,6 +123,7 @@ int rcoll_board_rank(const rcoll_board_t *b) { return b->rank; }
 uint64_t rcoll_board_last_seq(const rcoll_board_t *b) { return b->last_seq; }
 int rcoll_board_size(const rcoll_board_t *b) { return b->size; }
 size_t rcoll_board_inline_bytes(const rcoll_board_t *b) { return b->inline_bytes; }
+bool rcoll_board_cma_slow(const rcoll_board_t *b) { return b->cma_slow; }
 
 /* Per rank two lines: its bell, then its presence word (written often, so apart from the
  * bell, whose sleeper count every ring reads). */

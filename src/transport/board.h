@@ -55,6 +55,7 @@ struct rcoll_board {
     unsigned slots, areas; /* the ring of calls, of inline areas: powers of two, areas <= slots */
     uint64_t slot_mask, area_mask; /* slots - 1, areas - 1 (powers of two: no division) */
     size_t inline_bytes, area_bytes;
+    bool cma_slow; /* rcoll_board_attach's */
     size_t slot_bytes, desc_off;
     size_t off_slots, off_areas, off_claims, off_dones, row_bytes;
     int rank, size;
@@ -119,9 +120,10 @@ static inline _Atomic uint64_t *rcoll_board_done_word(rcoll_board_t *b, int src,
  * are rounded down to powers of two (areas to at most slots). */
 size_t rcoll_board_bytes(int size, unsigned slots, unsigned areas, size_t inline_bytes);
 /* Attaches to the region (mapped at `base` in every local rank; zeroed when created) of a team
- * on one node whose ranks may read and write each other's memory (CMA). */
+ * on one node whose ranks may read and write each other's memory (CMA); `cma_slow`: a single
+ * copy measured slower than two copies through shared memory (transport/cma_probe.c). */
 rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned slots, unsigned areas,
-                                  size_t inline_bytes, const _Atomic uint64_t *stream_min);
+                                  size_t inline_bytes, bool cma_slow, const _Atomic uint64_t *stream_min);
 void rcoll_board_detach(rcoll_board_t *b);
 
 unsigned rcoll_board_slots(const rcoll_board_t *b);
@@ -131,6 +133,7 @@ int rcoll_board_rank(const rcoll_board_t *b);
 uint64_t rcoll_board_last_seq(const rcoll_board_t *b);
 int rcoll_board_size(const rcoll_board_t *b);
 size_t rcoll_board_inline_bytes(const rcoll_board_t *b);
+bool rcoll_board_cma_slow(const rcoll_board_t *b);
 
 /* My slot for collective `seq` (numbered from 1): may I write it? (every pair of seq - slots
  * between me and a peer it waits for is done: my peers no longer read it) */

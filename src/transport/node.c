@@ -73,6 +73,12 @@
  * ran at 113,000 calls/s instead of 142,000 and its shared memory kept growing (97 -> 142 MB
  * after the warm-up); 32 boxes took allgather at 128 KB-1 MB from 0.5-1.0x to 0.8-2.4x. */
 #define BOX_DEPTH 2u
+
+/* The board's inline areas (RCOLL_NB_INLINE, 68 KB) where single copy measured slow: blocks
+ * of nonblocking and persistent calls up to this go through the board, two copies, as the
+ * blocking calls' copy path does (np=2 bcast_init and gather_init 128-256 KB 1.9-2.3x faster,
+ * 512 KB 1.6-1.9x; docs/tuning.md, "Where a single copy is slow"). */
+#define SLOW_CMA_NB_INLINE (1024u * 1024)
 /* Publications up to this size go into the publisher's small[L] ring, not a box: a root
  * publishing small messages back to back (bcast, scatter) may then run the lines' L calls ahead
  * of its readers instead of the boxes' 2 (docs/tuning.md, "Back-to-back rooted calls"). */
@@ -150,6 +156,11 @@ typedef struct {
     size_t area_bytes;
     size_t off_signal, off_view, off_pushed, off_advert, off_bounce, off_small, off_smallin, off_inbox;
     size_t off_board, board_bytes; /* the nonblocking engine's board, after the areas */
+    /* The team's first local rank measured single copy slow (transport/cma_probe.c): the copy
+     * path wherever it fits (slow_single_copy), and the board's inline areas of
+     * SLOW_CMA_NB_INLINE unless RCOLL_NB_INLINE is set. */
+    bool cma_slow;
+    size_t nb_inline;
     unsigned char **area;     /* per local index */
     uint64_t *peer_done_seen; /* per team rank: last done value read (flow control cache) */
     uint64_t *bounce_sent;    /* per local index: chunks I sent to that rank */
@@ -1613,8 +1624,10 @@ static void layout(shm_tl_t *s, const rcoll_view_t *t, size_t inbox_bytes)
                                                      : t->node_count > 1 ? dflt : 32 * 1024;
     s->area_bytes = (s->off_inbox + 2 * s->box_depth * inbox_bytes + 4095) & ~(size_t)4095; /* in, out */
     s->seg_bytes = SHM_HEADER_BYTES + (size_t)t->local_size * s->area_bytes;
+    s->nb_inline = s->cma_slow && !t->cfg->nb_inline_set && t->cfg->nb_inline < SLOW_CMA_NB_INLINE
+                       ? SLOW_CMA_NB_INLINE : t->cfg->nb_inline;
     s->board_bytes = t->node_count == 1 ? rcoll_board_bytes(t->size, (unsigned)t->cfg->nb_slots,
-                                                            board_areas(t->cfg), t->cfg->nb_inline) : 0;
+                                                            board_areas(t->cfg), s->nb_inline) : 0;
     s->off_board = s->seg_bytes;
     s->seg_bytes += (s->board_bytes + 4095) & ~(size_t)4095;
 }
@@ -1670,6 +1683,15 @@ struct rcoll_tl_prep {
     pooled_t *held;
 };
 
+/* Whether a team on one node goes by a single copy measured slow: its first local rank's
+ * probe (transport/cma_probe.c) said so, alike on every rank (the lead's hello and the
+ * configuration); RCOLL_ZCOPY_THRESHOLD set keeps its value. */
+static bool measured_slow(const rcoll_view_t *t, const rcoll_tl_hello_t *lead)
+{
+    rcoll_tl_probe_t p = {lead->cma_ns, lead->copy_ns};
+    return t->node_count == 1 && !t->cfg->zcopy_threshold && rcoll_tl_probe_cma_slow(&p);
+}
+
 /* The kept segments of `pool` that fit a team of `size` ranks on one node in which this
  * process is rank `rank`, taken out of the pool (at most RCOLL_TL_HELLO_CAND) and listed. */
 static pooled_t *pool_reserve(struct rcoll_seg_pool *pool, const rcoll_config_t *cfg, int rank,
@@ -1679,6 +1701,7 @@ static pooled_t *pool_reserve(struct rcoll_seg_pool *pool, const rcoll_config_t 
                         .local_size = size, .ppn_max = size, .cfg = cfg};
     shm_tl_t want;
     memset(&want, 0, sizeof want);
+    want.cma_slow = measured_slow(&one, out); /* as the team will plan, if its lead measured alike */
     plan(&want, &one);
     pid_t me = getpid();
     pooled_t *held = NULL, **tail = &held;
@@ -1704,9 +1727,12 @@ static pooled_t *pool_reserve(struct rcoll_seg_pool *pool, const rcoll_config_t 
 }
 
 struct rcoll_tl_prep *rcoll_node_tl_hello(struct rcoll_seg_pool *pool, const rcoll_config_t *cfg,
-                                          int rank, int size, rcoll_tl_hello_t *out)
+                                          const rcoll_tl_probe_t *probe, int rank, int size,
+                                          rcoll_tl_hello_t *out)
 {
     memset(out, 0, sizeof *out);
+    out->cma_ns = probe ? probe->cma_ns : 0;
+    out->copy_ns = probe ? probe->copy_ns : 0;
     struct rcoll_tl_prep *prep = calloc(1, sizeof *prep);
     if (prep)
         prep->s = shm_alloc(size);
@@ -1899,15 +1925,11 @@ static rcoll_status_t agree(shm_tl_t *s, const rcoll_oob_t *oob, shm_answer_t mi
     return st;
 }
 
-/* A team on one node whose first local rank measured a single copy by CMA clearly slower than
- * the copy path's two copies (transport/cma_probe.c) takes the copy path wherever it fits: no
- * threshold of single copy. Alike on every rank: the lead's hello, single copy agreed, the
- * configuration. RCOLL_ZCOPY_THRESHOLD set keeps its value. */
-static bool slow_single_copy(shm_tl_t *s, const rcoll_tl_hello_t *lead)
+/* Such a team, single copy agreed, takes the copy path wherever it fits: no threshold of
+ * single copy. */
+static bool slow_single_copy(shm_tl_t *s)
 {
-    rcoll_tl_probe_t p = {lead->cma_ns, lead->copy_ns};
-    if (s->v->node_count != 1 || !s->base.single_copy || s->v->cfg->zcopy_threshold ||
-        !rcoll_tl_probe_cma_slow(&p))
+    if (!s->cma_slow || !s->base.single_copy)
         return false;
     s->base.zcopy_threshold = s->base.zcopy_rooted = s->base.zcopy_exchange = SIZE_MAX;
     return true;
@@ -2019,6 +2041,7 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
         s->base.wait = t->wait;
         s->v = t;
         s->my_index = t->local_rank;
+        s->cma_slow = measured_slow(t, &hellos[t->local_ranks[0]]);
         plan(s, t);
     }
     /* A kept segment offered by every rank (the segment pool, above): no exchange at all. */
@@ -2089,7 +2112,7 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
     free(offers);
     if (st == RCOLL_OK && s->base.single_copy && s->board_bytes) /* alike on every rank */
         s->base.board = rcoll_board_attach(t, s->seg + s->off_board, (unsigned)t->cfg->nb_slots,
-                                           board_areas(t->cfg), t->cfg->nb_inline,
+                                           board_areas(t->cfg), s->nb_inline, s->cma_slow,
                                            &((shm_header_t *)(void *)s->seg)->stream_min);
     if (st == RCOLL_OK && t->node_count > 1) /* all ranks agree: all take part */
         st = rcoll_net_create(t, oob, s->area[s->my_index], s->area_bytes, &s->net);
@@ -2100,7 +2123,7 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
         return st;
     }
     const rcoll_tl_hello_t *lead = &hellos[t->local_ranks[0]];
-    bool slow = slow_single_copy(s, lead);
+    bool slow = slow_single_copy(s);
     char when[160];
     if (slow)
         snprintf(when, sizeof when, "only where the copy path does not fit (rank %d measured a single "

@@ -14,7 +14,8 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *v, const rcoll_oob_t *oo
                                     rcoll_tl_t **out);
 /* rcoll_tl_hello and rcoll_tl_hello_drop (transport.h) of the node transport. */
 struct rcoll_tl_prep *rcoll_node_tl_hello(struct rcoll_seg_pool *pool, const rcoll_config_t *cfg,
-                                          int rank, int size, rcoll_tl_hello_t *out);
+                                          const rcoll_tl_probe_t *probe, int rank, int size,
+                                          rcoll_tl_hello_t *out);
 void rcoll_node_tl_hello_drop(struct rcoll_seg_pool *pool, struct rcoll_tl_prep *prep);
 
 /* The segments of destroyed teams on one node that a process keeps for a later team of the

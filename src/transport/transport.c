@@ -28,10 +28,7 @@ struct rcoll_tl_prep *rcoll_tl_hello(struct rcoll_seg_pool *pool, const rcoll_co
                                      const rcoll_tl_probe_t *probe, int rank, int size,
                                      rcoll_tl_hello_t *out)
 {
-    struct rcoll_tl_prep *prep = rcoll_node_tl_hello(pool, cfg, rank, size, out);
-    out->cma_ns = probe ? probe->cma_ns : 0;
-    out->copy_ns = probe ? probe->copy_ns : 0;
-    return prep;
+    return rcoll_node_tl_hello(pool, cfg, probe, rank, size, out);
 }
 
 void rcoll_tl_hello_drop(struct rcoll_seg_pool *pool, struct rcoll_tl_prep *prep)

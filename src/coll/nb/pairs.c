@@ -219,7 +219,8 @@ static bool has(uint64_t mask, int p)
  * copies its peers' blocks out meanwhile, and above it one CMA copy per block measured faster
  * than two through the board (np=2, post+wait against the blocking call: 24 KB 0.9-1.2x either
  * way, 48 KB 0.98-1.14x inline against 0.79-0.95x by CMA, 64 KB 1.2-1.4x against 0.93-1.23x;
- * docs/tuning.md, "Nonblocking collectives"). */
+ * docs/tuning.md, "Nonblocking collectives"). Not where single copy measured slow
+ * (rcoll_board_cma_slow): there the whole inline area is used, as by rooted calls. */
 #define SYMMETRIC_INLINE_MAX (40 * 1024)
 
 /* The peers' ordinal of p seen from me (me skipped). */
@@ -387,7 +388,7 @@ static rcoll_status_t pairs_start(struct rcoll_request *r, rcoll_board_t *b)
      * should they ever disagree), blocks that would need it stay in my buffers, read or written
      * by CMA. */
     size_t area = r->area ? rcoll_board_inline_bytes(b) : 0;
-    if (r->in && area > SYMMETRIC_INLINE_MAX)
+    if (r->in && area > SYMMETRIC_INLINE_MAX && !rcoll_board_cma_slow(b))
         area = SYMMETRIC_INLINE_MAX;
     uint32_t word = direct_word(r, d, area);
     const void *streamed = NULL; /* my one shared block, copied in after the post */

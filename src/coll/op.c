@@ -323,18 +323,12 @@ static void fold_part(rcoll_op_t op, const kernels_t *k, rcoll_dtype_t dtype, co
         rcoll_op_apply(op, dtype, in[j], out, count);
 }
 
-rcoll_status_t rcoll_op_fold(rcoll_op_t op, rcoll_dtype_t dtype, const void *const *in, int n, void *out,
-                             size_t count)
+/* rcoll_op_fold in parts of FOLD_PART, the aliased input (-1: none) held aside per part; apart
+ * from the common case so that its stack part costs that case nothing. */
+static __attribute__((noinline)) rcoll_status_t fold_parts(rcoll_op_t op, rcoll_dtype_t dtype,
+                                                           const void *const *in, int n, void *out,
+                                                           size_t count, size_t es, int alias)
 {
-    size_t es = rcoll_dtype_size(dtype);
-    int alias = -1; /* an input other than the last that is the output itself (in place) */
-    for (int j = 0; j < n - 1; j++)
-        if (in[j] == out)
-            alias = j;
-    if (count && alias < 0 && n > 1 && count * es <= FOLD_PART) { /* one part, no copy */
-        fold_part(op, kernels_of(op, dtype), dtype, in, n, out, count);
-        return RCOLL_OK;
-    }
     size_t part = FOLD_PART / es ? FOLD_PART / es : 1;
     _Alignas(64) unsigned char stack[FOLD_PART];
     unsigned char *held = stack;
@@ -363,6 +357,21 @@ rcoll_status_t rcoll_op_fold(rcoll_op_t op, rcoll_dtype_t dtype, const void *con
     if (held != stack)
         free(held);
     return RCOLL_OK;
+}
+
+rcoll_status_t rcoll_op_fold(rcoll_op_t op, rcoll_dtype_t dtype, const void *const *in, int n, void *out,
+                             size_t count)
+{
+    size_t es = rcoll_dtype_size(dtype);
+    int alias = -1; /* an input other than the last that is the output itself (in place) */
+    for (int j = 0; j < n - 1; j++)
+        if (in[j] == out)
+            alias = j;
+    if (count && alias < 0 && n > 1 && count * es <= FOLD_PART) { /* one part, no copy */
+        fold_part(op, kernels_of(op, dtype), dtype, in, n, out, count);
+        return RCOLL_OK;
+    }
+    return fold_parts(op, dtype, in, n, out, count, es, alias);
 }
 
 rcoll_status_t rcoll_reduce_local(const void *in, void *inout, size_t count, rcoll_dtype_t dtype,

@@ -17,11 +17,16 @@
  * run in parts, each one round of the nested calls. */
 #define RCOLL_REDUCE_SCRATCH (8u << 20)
 
-/* Elements of a part when each of `ways` copies of it is held at once: at least one element. */
+/* Elements of a part when each of `ways` copies of it is held at once: at least one element.
+ * Where single copy measured slow (transport.h) the `ways` copies also fit the inbox, so that
+ * the nested calls take the copy path: np=2 allreduce of 2-16 MB 0.52-1.18x native in parts
+ * of 8 MB, 0.16-0.49x in parts of 1 MB (docs/tuning.md, "Where a single copy is slow"). */
 static inline size_t rcoll_reduce_part(const rcoll_args_t *a, size_t ways)
 {
     size_t es = rcoll_dtype_size(a->dtype);
-    size_t n = RCOLL_REDUCE_SCRATCH / (ways * es);
+    size_t room = a->tl->single_copy_slow && a->tl->inbox_bytes < RCOLL_REDUCE_SCRATCH
+                      ? a->tl->inbox_bytes : RCOLL_REDUCE_SCRATCH;
+    size_t n = room / (ways * es);
     return n ? n : 1;
 }
 

@@ -1932,6 +1932,7 @@ static bool slow_single_copy(shm_tl_t *s)
     if (!s->cma_slow || !s->base.single_copy)
         return false;
     s->base.zcopy_threshold = s->base.zcopy_rooted = s->base.zcopy_exchange = SIZE_MAX;
+    s->base.single_copy_slow = true;
     return true;
 }
 

@@ -154,6 +154,9 @@ struct rcoll_tl {
      * (0: zcopy_threshold). */
     size_t zcopy_rooted;
     bool single_copy;     /* put_user is a true single copy (CMA), get_user works */
+    /* ... but measured slower than two copies: the thresholds of single copy are lifted (the
+     * copy path wherever it fits), and callers that cut data in parts cut them to fit. */
+    bool single_copy_slow;
     const rcoll_wait_policy_t *wait; /* the team's wait policy */
     uint64_t truncated;   /* the last call in which a single copy was cut at the end of what */
     int truncated_peer;   /* ... this peer advertised (its sizes differ from mine) */

@@ -68,7 +68,8 @@ size_t rcoll_board_bytes(int size, unsigned slots, unsigned areas, size_t inline
 }
 
 rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned slots, unsigned areas,
-                                  size_t inline_bytes, bool cma_slow, const _Atomic uint64_t *stream_min)
+                                  size_t inline_bytes, size_t send_inline, bool cma_slow,
+                                  const _Atomic uint64_t *stream_min)
 {
     if (!rcoll_board_bytes(v->size, slots, areas, inline_bytes) || v->node_count != 1 ||
         !shape_ok(v->size, &slots, &areas))
@@ -95,6 +96,7 @@ rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned sl
     b->inline_bytes = inline_of(v->size, areas, inline_bytes);
     b->area_bytes = apart(b->inline_bytes);
     b->cma_slow = cma_slow;
+    b->send_inline = send_inline < b->inline_bytes ? send_inline : b->inline_bytes;
     b->rank = v->rank;
     b->size = v->size;
     b->desc_off = RCOLL_BOARD_HEAD_RUN;
@@ -124,6 +126,7 @@ uint64_t rcoll_board_last_seq(const rcoll_board_t *b) { return b->last_seq; }
 int rcoll_board_size(const rcoll_board_t *b) { return b->size; }
 size_t rcoll_board_inline_bytes(const rcoll_board_t *b) { return b->inline_bytes; }
 bool rcoll_board_cma_slow(const rcoll_board_t *b) { return b->cma_slow; }
+size_t rcoll_board_send_inline(const rcoll_board_t *b) { return b->send_inline; }
 
 /* Per rank two lines: its bell, then its presence word (written often, so apart from the
  * bell, whose sleeper count every ring reads). */

@@ -56,6 +56,7 @@ struct rcoll_board {
     uint64_t slot_mask, area_mask; /* slots - 1, areas - 1 (powers of two: no division) */
     size_t inline_bytes, area_bytes;
     bool cma_slow; /* rcoll_board_attach's */
+    size_t send_inline; /* ... at most inline_bytes */
     size_t slot_bytes, desc_off;
     size_t off_slots, off_areas, off_claims, off_dones, row_bytes;
     int rank, size;
@@ -121,9 +122,12 @@ static inline _Atomic uint64_t *rcoll_board_done_word(rcoll_board_t *b, int src,
 size_t rcoll_board_bytes(int size, unsigned slots, unsigned areas, size_t inline_bytes);
 /* Attaches to the region (mapped at `base` in every local rank; zeroed when created) of a team
  * on one node whose ranks may read and write each other's memory (CMA); `cma_slow`: a single
- * copy measured slower than two copies through shared memory (transport/cma_probe.c). */
+ * copy measured slower than two copies through shared memory (transport/cma_probe.c), its
+ * inline areas then larger than `send_inline`, the most that a rank which receives nothing in
+ * the call puts inline (rcoll_board_send_inline). */
 rcoll_board_t *rcoll_board_attach(const rcoll_view_t *v, void *base, unsigned slots, unsigned areas,
-                                  size_t inline_bytes, bool cma_slow, const _Atomic uint64_t *stream_min);
+                                  size_t inline_bytes, size_t send_inline, bool cma_slow,
+                                  const _Atomic uint64_t *stream_min);
 void rcoll_board_detach(rcoll_board_t *b);
 
 unsigned rcoll_board_slots(const rcoll_board_t *b);
@@ -134,6 +138,7 @@ uint64_t rcoll_board_last_seq(const rcoll_board_t *b);
 int rcoll_board_size(const rcoll_board_t *b);
 size_t rcoll_board_inline_bytes(const rcoll_board_t *b);
 bool rcoll_board_cma_slow(const rcoll_board_t *b);
+size_t rcoll_board_send_inline(const rcoll_board_t *b);
 
 /* My slot for collective `seq` (numbered from 1): may I write it? (every pair of seq - slots
  * between me and a peer it waits for is done: my peers no longer read it) */

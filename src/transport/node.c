@@ -2113,7 +2113,8 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
     free(offers);
     if (st == RCOLL_OK && s->base.single_copy && s->board_bytes) /* alike on every rank */
         s->base.board = rcoll_board_attach(t, s->seg + s->off_board, (unsigned)t->cfg->nb_slots,
-                                           board_areas(t->cfg), s->nb_inline, s->cma_slow,
+                                           board_areas(t->cfg), s->nb_inline, t->cfg->nb_inline,
+                                           s->cma_slow,
                                            &((shm_header_t *)(void *)s->seg)->stream_min);
     if (st == RCOLL_OK && t->node_count > 1) /* all ranks agree: all take part */
         st = rcoll_net_create(t, oob, s->area[s->my_index], s->area_bytes, &s->net);

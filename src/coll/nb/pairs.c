@@ -220,7 +220,12 @@ static bool has(uint64_t mask, int p)
  * than two through the board (np=2, post+wait against the blocking call: 24 KB 0.9-1.2x either
  * way, 48 KB 0.98-1.14x inline against 0.79-0.95x by CMA, 64 KB 1.2-1.4x against 0.93-1.23x;
  * docs/tuning.md, "Nonblocking collectives"). Not where single copy measured slow
- * (rcoll_board_cma_slow): there the whole inline area is used, as by rooted calls. */
+ * (rcoll_board_cma_slow): there the whole inline area is used (1 MB), while a rank that
+ * receives nothing in the call (a bcast root, a gather's senders) keeps RCOLL_NB_INLINE
+ * (rcoll_board_send_inline): above it a late sender moves its block by CMA as it arrives, so a
+ * receiver that posted and went computing finds it delivered (ibcast of 128-256 KB with half
+ * the ranks late: the early ranks' wait 0.03-0.04 of the pure time by CMA, 0.55-0.85 through
+ * the board, which they copy out themselves; docs/tuning.md, "Where a single copy is slow"). */
 #define SYMMETRIC_INLINE_MAX (40 * 1024)
 
 /* The peers' ordinal of p seen from me (me skipped). */
@@ -390,6 +395,8 @@ static rcoll_status_t pairs_start(struct rcoll_request *r, rcoll_board_t *b)
     size_t area = r->area ? rcoll_board_inline_bytes(b) : 0;
     if (r->in && area > SYMMETRIC_INLINE_MAX && !rcoll_board_cma_slow(b))
         area = SYMMETRIC_INLINE_MAX;
+    if (!r->in && area > rcoll_board_send_inline(b))
+        area = rcoll_board_send_inline(b);
     uint32_t word = direct_word(r, d, area);
     const void *streamed = NULL; /* my one shared block, copied in after the post */
     if (word_in_area(word))

@@ -6,8 +6,10 @@
  * fast as memcpy: single copy won from 32-256 KB. On the AMD EPYC VM of 2026-12-07 the same
  * call pins pages at ~0.45 us per 4 KB page: 256 KB took 19 us against 9.7 us for two memcpy,
  * and the copy path beat single copy at every size it fits (np=2 allgather and alltoall 32-512
- * KB 1.3-2.5x, allreduce 128-512 KB 5x; docs/tuning.md, "Where a single copy is slow"). A
- * team whose node measured so takes the copy path wherever it fits (node.c). */
+ * KB 1.3-2.5x with buffers reused, up to 1.3x with their data rewritten every call, allreduce
+ * 128-512 KB 5x; only into brand-new pages every call did it lose, 20-38% at 128-512 KB;
+ * docs/tuning.md, "Where a single copy is slow"). A team whose node measured so takes the copy
+ * path wherever it fits (node.c). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -74,10 +74,11 @@
  * after the warm-up); 32 boxes took allgather at 128 KB-1 MB from 0.5-1.0x to 0.8-2.4x. */
 #define BOX_DEPTH 2u
 
-/* The board's inline areas (RCOLL_NB_INLINE, 68 KB) where single copy measured slow: blocks
- * of nonblocking and persistent calls up to this go through the board, two copies, as the
- * blocking calls' copy path does (np=2 bcast_init and gather_init 128-256 KB 1.9-2.3x faster,
- * 512 KB 1.6-1.9x; docs/tuning.md, "Where a single copy is slow"). */
+/* The board's inline areas (RCOLL_NB_INLINE, 68 KB) where single copy measured slow: the blocks
+ * of nonblocking and persistent exchanges up to this go through the board, two copies, as the
+ * blocking calls' copy path does (np=2 allgather_init and alltoall_init of 64-512 KB from
+ * 1.45-2.3x the blocking call's time to 1.06-1.14x; 256 KB areas were 1.14-1.43x slower than
+ * these at 128-512 KB; docs/tuning.md, "Where a single copy is slow"). */
 #define SLOW_CMA_NB_INLINE (1024u * 1024)
 /* Publications up to this size go into the publisher's small[L] ring, not a box: a root
  * publishing small messages back to back (bcast, scatter) may then run the lines' L calls ahead

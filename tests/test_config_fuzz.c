@@ -62,8 +62,9 @@ static const int wait_values[] = {RCOLL_WAIT_AUTO, RCOLL_WAIT_SPIN, RCOLL_WAIT_Y
                                   RCOLL_WAIT_BLOCK};
 static const char *const logs[] = {"error", "warn", "info", "debug"};
 static const int log_values[] = {RCOLL_LOG_ERROR, RCOLL_LOG_WARN, RCOLL_LOG_INFO, RCOLL_LOG_DEBUG};
-static const char *const cmas[] = {"auto", "1", "off", "0"};
-static const int cma_values[] = {RCOLL_CMA_AUTO, RCOLL_CMA_AUTO, RCOLL_CMA_OFF, RCOLL_CMA_OFF};
+static const char *const cmas[] = {"auto", "1", "off", "0", "slow", "fast"};
+static const int cma_values[] = {RCOLL_CMA_AUTO, RCOLL_CMA_AUTO, RCOLL_CMA_OFF, RCOLL_CMA_OFF,
+                                 RCOLL_CMA_SLOW, RCOLL_CMA_FAST};
 static const char *const streams[] = {"auto", "on", "off"};
 static const int stream_values[] = {RCOLL_STREAM_AUTO, RCOLL_STREAM_ON, RCOLL_STREAM_OFF};
 static const char *const puts_[] = {"auto", "am", "rma"};
@@ -88,7 +89,7 @@ static const var_t fixed_vars[] = {
     {.name = "RCOLL_LOG", .kind = K_CHOICE, FIELD(log_level, F_INT), .names = logs,
      .values = log_values, .count = 4},
     {.name = "RCOLL_CMA", .kind = K_CHOICE, FIELD(cma, F_INT), .names = cmas,
-     .values = cma_values, .count = 4},
+     .values = cma_values, .count = 6},
     {.name = "RCOLL_COPY_STREAM", .kind = K_CHOICE, FIELD(copy_stream, F_INT), .names = streams,
      .values = stream_values, .count = 3},
     {.name = "RCOLL_SHM", .kind = K_CHOICE, FIELD(shm_posix, F_INT), .names = shms,

@@ -199,12 +199,20 @@ static int reuse_calls(rcoll_team_t *team, int round)
     return bad;
 }
 
+typedef struct {
+    int limit;         /* most distinct segments mapped (-1: at least one per team) */
+    const char *lead;  /* RCOLL_CMA of rank 0 and of the others, or NULL: as set */
+    const char *other;
+} reuse_case_t;
+
 /* 150 rounds: a team (every third round two, destroyed in either order), checked calls on
- * each. Exit status 5 when more distinct segments were mapped than *arg allows (-1: at least
- * one per team). */
+ * each. Exit status 5 when more distinct segments were mapped than the case allows. */
 static int reuse_main(int rank, const rcoll_oob_t *oob, void *arg)
 {
-    int limit = *(const int *)arg;
+    const reuse_case_t *c = arg;
+    int limit = c->limit;
+    if (c->lead) /* the verdicts of the single-copy probe differ between the processes */
+        setenv("RCOLL_CMA", rank == 0 ? c->lead : c->other, 1);
     rcoll_context_t *ctx;
     if (rcoll_context_create(&ctx) != RCOLL_OK)
         return 2;
@@ -298,15 +306,22 @@ int main(void)
 
     /* Kept segments: a few distinct ones serve 200 teams (two live at a time, the pool's 4
      * kept); RCOLL_SHM_POOL=0 maps one per team. Both with every result checked. */
-    int limit = 8;
+    /* With the processes' single-copy verdicts alike (measured, or set) and differing both
+     * ways: a team plans by its first rank's, the others offer what fits either. */
+    static const reuse_case_t pooled[] = {
+        {8, NULL, NULL}, {8, "slow", "fast"}, {8, "fast", "slow"}, {8, "slow", "slow"}};
     unsetenv("RCOLL_SHM_POOL");
-    bad = rcoll_fork_run(3, reuse_main, &limit, 300);
-    printf("%s 200 teams of the same 3 processes take over kept segments (at most %d distinct), "
-           "checked calls on each\n", bad ? "FAIL" : "ok", limit);
-    bad ? failed++ : passed++;
-    limit = -1;
+    for (size_t i = 0; i < sizeof pooled / sizeof *pooled; i++) {
+        bad = rcoll_fork_run(3, reuse_main, (void *)&pooled[i], 300);
+        printf("%s 200 teams of the same 3 processes take over kept segments (at most %d distinct; "
+               "RCOLL_CMA of rank 0 / the others: %s / %s), checked calls on each\n",
+               bad ? "FAIL" : "ok", pooled[i].limit, pooled[i].lead ? pooled[i].lead : "(as set)",
+               pooled[i].other ? pooled[i].other : "(as set)");
+        bad ? failed++ : passed++;
+    }
+    static const reuse_case_t unpooled = {-1, NULL, NULL};
     setenv("RCOLL_SHM_POOL", "0", 1);
-    bad = rcoll_fork_run(3, reuse_main, &limit, 300);
+    bad = rcoll_fork_run(3, reuse_main, (void *)&unpooled, 300);
     unsetenv("RCOLL_SHM_POOL");
     printf("%s RCOLL_SHM_POOL=0: a segment per team, checked calls on each\n", bad ? "FAIL" : "ok");
     bad ? failed++ : passed++;

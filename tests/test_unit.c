@@ -555,7 +555,14 @@ static void check_cma_probe(void)
     rcoll_tl_probe(&cfg, &p); /* CMA on itself: allowed unless a seccomp filter refuses it */
     CHECK((p.cma_ns > 0) == (p.copy_ns > 0), "measured both or neither: cma %u ns, copy %u ns",
           p.cma_ns, p.copy_ns);
-    rcoll_tl_probe_t slow = {30000, 10000}, near = {14000, 10000}, fast = {8000, 10000}, half = {30000, 0};
+    CHECK(config_with("RCOLL_CMA", "slow", &cfg) == RCOLL_OK, "cma slow");
+    rcoll_tl_probe(&cfg, &p);
+    CHECK(!p.cma_ns && rcoll_tl_probe_cma_slow(&p), "RCOLL_CMA=slow: slow, not measured");
+    CHECK(config_with("RCOLL_CMA", "fast", &cfg) == RCOLL_OK, "cma fast");
+    rcoll_tl_probe(&cfg, &p);
+    CHECK(!p.cma_ns && !rcoll_tl_probe_cma_slow(&p), "RCOLL_CMA=fast: not slow, not measured");
+    rcoll_tl_probe_t slow = {30000, 10000, 0}, near = {14000, 10000, 0}, fast = {8000, 10000, 0},
+                     half = {30000, 0, 0};
     CHECK(rcoll_tl_probe_cma_slow(&slow) && !rcoll_tl_probe_cma_slow(&near) &&
           !rcoll_tl_probe_cma_slow(&fast) && !rcoll_tl_probe_cma_slow(&half), "verdicts");
 }

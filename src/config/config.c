@@ -122,7 +122,7 @@ static rcoll_status_t read_choices(rcoll_config_t *cfg, char *err, size_t err_le
 {
     static const char *const waits[] = {"auto", "spin", "yield", "block"};
     static const char *const logs[] = {"error", "warn", "info", "debug"};
-    static const char *const cmas[] = {"auto", "1", "off", "0"};
+    static const char *const cmas[] = {"auto", "1", "off", "0", "slow", "fast"};
     static const char *const streams[] = {"auto", "on", "off"};
     static const char *const puts[] = {"auto", "am", "rma"};
     static const char *const progress[] = {"caller", "thread"};
@@ -137,9 +137,11 @@ static rcoll_status_t read_choices(rcoll_config_t *cfg, char *err, size_t err_le
     if (st == RCOLL_OK && (st = read_choice("RCOLL_LOG", logs, 4, "error, warn, info or debug", &c,
                                             err, err_len)) == RCOLL_OK && c >= 0)
         cfg->log_level = (rcoll_log_level_t)c;
-    if (st == RCOLL_OK && (st = read_choice("RCOLL_CMA", cmas, 4, "0, off, 1 or auto", &c, err,
-                                            err_len)) == RCOLL_OK && c >= 0)
-        cfg->cma = c < 2 ? RCOLL_CMA_AUTO : RCOLL_CMA_OFF;
+    static const rcoll_cma_mode_t cma_modes[] = {RCOLL_CMA_AUTO, RCOLL_CMA_AUTO, RCOLL_CMA_OFF,
+                                                 RCOLL_CMA_OFF, RCOLL_CMA_SLOW, RCOLL_CMA_FAST};
+    if (st == RCOLL_OK && (st = read_choice("RCOLL_CMA", cmas, 6, "0, off, 1, auto, slow or fast", &c,
+                                            err, err_len)) == RCOLL_OK && c >= 0)
+        cfg->cma = cma_modes[c];
     if (st == RCOLL_OK && (st = read_choice("RCOLL_COPY_STREAM", streams, 3, "auto, on or off", &c, err,
                                             err_len)) == RCOLL_OK && c >= 0)
         cfg->copy_stream = (rcoll_stream_mode_t)c;

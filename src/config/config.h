@@ -10,7 +10,9 @@
 
 typedef enum { RCOLL_WAIT_AUTO, RCOLL_WAIT_SPIN, RCOLL_WAIT_YIELD, RCOLL_WAIT_BLOCK } rcoll_wait_mode_t;
 typedef enum { RCOLL_LOG_ERROR = 0, RCOLL_LOG_WARN, RCOLL_LOG_INFO, RCOLL_LOG_DEBUG } rcoll_log_level_t;
-typedef enum { RCOLL_CMA_AUTO, RCOLL_CMA_OFF } rcoll_cma_mode_t;
+/* auto: single copy, measured at start against the copy path (transport/cma_probe.c); slow and
+ * fast: that verdict without measuring; off: never single copy. */
+typedef enum { RCOLL_CMA_AUTO, RCOLL_CMA_OFF, RCOLL_CMA_SLOW, RCOLL_CMA_FAST } rcoll_cma_mode_t;
 /* RCOLL_COPY_STREAM: copies into shared memory from 8 KB with non-temporal stores or plain ones,
  * or as a probe at the node segment's creation measured (transport/node.c). */
 typedef enum { RCOLL_STREAM_AUTO, RCOLL_STREAM_ON, RCOLL_STREAM_OFF } rcoll_stream_mode_t;
@@ -82,7 +84,7 @@ typedef struct {
     size_t rail_min;                 /* RCOLL_RAIL_MIN: smallest transfer striped over the rails */
     int reg_cache;                   /* RCOLL_REG_CACHE: registrations kept (LRU; 0: none) */
     rcoll_log_level_t log_level;     /* RCOLL_LOG=error|warn|info|debug */
-    rcoll_cma_mode_t cma;            /* RCOLL_CMA=0 forces the copy-through-shm fallback */
+    rcoll_cma_mode_t cma;            /* RCOLL_CMA: 0 forces the copy-through-shm fallback */
     rcoll_stream_mode_t copy_stream; /* RCOLL_COPY_STREAM */
     int shm_posix;                   /* RCOLL_SHM=posix: node segments in /dev/shm, not memfd */
     int shm_pool;                    /* RCOLL_SHM_POOL: segments of destroyed teams kept per process

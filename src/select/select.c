@@ -659,7 +659,10 @@ const char *rcoll_explain_hosts(rcoll_context_t *ctx, rcoll_coll_t coll, size_t 
     const rcoll_algo_t *a = rcoll_select_shared(&ctx->cfg, coll, bytes, team_size, ppn, ctx->cfg.cores,
                                                 nodes_per_host, why, why_len);
     size_t used = strlen(why);
-    if (a && ppn == team_size && rcoll_tl_probe_cma_slow(&ctx->tl_probe) && used < why_len)
+    if (a && ppn == team_size && ctx->tl_probe.set_slow && used < why_len)
+        snprintf(why + used, why_len - used, "; its messages take the copy path wherever they fit "
+                 "the inbox (RCOLL_CMA=slow)");
+    else if (a && ppn == team_size && rcoll_tl_probe_cma_slow(&ctx->tl_probe) && used < why_len)
         snprintf(why + used, why_len - used, "; its messages take the copy path wherever they fit "
                  "the inbox: a single copy (CMA) of 256 KB measured %.1f us here against %.1f us "
                  "for two copies (docs/tuning.md, \"Where a single copy is slow\")",

@@ -30,8 +30,10 @@ static uint32_t clamp_ns(uint64_t ns)
 void rcoll_tl_probe(const rcoll_config_t *cfg, rcoll_tl_probe_t *out)
 {
     memset(out, 0, sizeof *out);
-    if (cfg->cma == RCOLL_CMA_OFF || cfg->zcopy_threshold)
-        return; /* no single copy, or its threshold set: nothing to decide */
+    if (cfg->cma != RCOLL_CMA_AUTO || cfg->zcopy_threshold) {
+        out->set_slow = cfg->cma == RCOLL_CMA_SLOW && !cfg->zcopy_threshold;
+        return; /* no single copy, its threshold or the verdict set: nothing to measure */
+    }
     size_t n = CMA_PROBE_BYTES;
     unsigned char *buf = malloc(3 * n);
     if (!buf)
@@ -65,5 +67,6 @@ void rcoll_tl_probe(const rcoll_config_t *cfg, rcoll_tl_probe_t *out)
 bool rcoll_tl_probe_cma_slow(const rcoll_tl_probe_t *p)
 {
     /* Clearly slower, not about equal: 1.5x (AMD EPYC VM: 2.0, stable over runs). */
-    return p->cma_ns && p->copy_ns && (uint64_t)p->cma_ns * 2 > (uint64_t)p->copy_ns * 3;
+    return p->set_slow ||
+           (p->cma_ns && p->copy_ns && (uint64_t)p->cma_ns * 2 > (uint64_t)p->copy_ns * 3);
 }

@@ -1506,8 +1506,10 @@ static bool offered(const rcoll_tl_hello_t *h, uint64_t id, uint64_t *seq, uint6
     return false;
 }
 
-/* The first of the leader's offered segments that every rank offered (alike on every rank:
- * from the hellos only), its numbers on from the highest any rank reached; 0 if none. */
+/* The first of the leader's offered segments that has the layout the team planned (by its
+ * lead's probe: a rank whose own probe said otherwise offered it too) and that every rank
+ * offered (alike on every rank: from the hellos only), its numbers on from the highest any
+ * rank reached; 0 if none. */
 static uint64_t pool_choose(const shm_tl_t *s, const rcoll_tl_hello_t *hellos, uint64_t *seq,
                             uint64_t *nb_seq)
 {
@@ -1517,6 +1519,8 @@ static uint64_t pool_choose(const shm_tl_t *s, const rcoll_tl_hello_t *hellos, u
         return 0;
     for (uint32_t i = 0; i < lead->ncand && i < RCOLL_TL_HELLO_CAND; i++) {
         uint64_t id = lead->cand[i].id;
+        if (!(lead->cand[i].fits & (s->cma_slow ? 2u : 1u)))
+            continue;
         *seq = *nb_seq = 0;
         int r = 0;
         while (r < t->size && offered(&hellos[r], id, seq, nb_seq))
@@ -1689,27 +1693,31 @@ struct rcoll_tl_prep {
  * configuration); RCOLL_ZCOPY_THRESHOLD set keeps its value. */
 static bool measured_slow(const rcoll_view_t *t, const rcoll_tl_hello_t *lead)
 {
-    rcoll_tl_probe_t p = {lead->cma_ns, lead->copy_ns};
+    rcoll_tl_probe_t p = {lead->cma_ns, lead->copy_ns, lead->cma_set_slow};
     return t->node_count == 1 && !t->cfg->zcopy_threshold && rcoll_tl_probe_cma_slow(&p);
 }
 
 /* The kept segments of `pool` that fit a team of `size` ranks on one node in which this
- * process is rank `rank`, taken out of the pool (at most RCOLL_TL_HELLO_CAND) and listed. */
+ * process is rank `rank`, taken out of the pool (at most RCOLL_TL_HELLO_CAND) and listed,
+ * each with the verdicts of the single-copy probe whose layout it has: the team plans by its
+ * lead's probe, which near the threshold may say otherwise than this process's. */
 static pooled_t *pool_reserve(struct rcoll_seg_pool *pool, const rcoll_config_t *cfg, int rank,
                               int size, rcoll_tl_hello_t *out)
 {
     rcoll_view_t one = {.rank = rank, .size = size, .node_count = 1, .local_rank = rank,
                         .local_size = size, .ppn_max = size, .cfg = cfg};
-    shm_tl_t want;
-    memset(&want, 0, sizeof want);
-    want.cma_slow = measured_slow(&one, out); /* as the team will plan, if its lead measured alike */
-    plan(&want, &one);
+    shm_tl_t want[2];
+    memset(want, 0, sizeof want);
+    want[1].cma_slow = !cfg->zcopy_threshold; /* set, it keeps its value: no slow layout */
+    plan(&want[0], &one);
+    plan(&want[1], &one);
     pid_t me = getpid();
     pooled_t *held = NULL, **tail = &held;
     pthread_mutex_lock(&pool->lock);
     for (pooled_t **pp = &pool->head; *pp && out->ncand < RCOLL_TL_HELLO_CAND;) {
         pooled_t *e = *pp;
-        if (e->size != size || e->pids[rank] != me || !pool_fits(e, &want)) {
+        uint32_t fits = (pool_fits(e, &want[0]) ? 1u : 0u) | (pool_fits(e, &want[1]) ? 2u : 0u);
+        if (e->size != size || e->pids[rank] != me || !fits) {
             pp = &e->next;
             continue;
         }
@@ -1721,6 +1729,7 @@ static pooled_t *pool_reserve(struct rcoll_seg_pool *pool, const rcoll_config_t 
         out->cand[out->ncand].id = e->id;
         out->cand[out->ncand].seq = e->seq;
         out->cand[out->ncand].nb_seq = e->nb_seq;
+        out->cand[out->ncand].fits = fits;
         out->ncand++;
     }
     pthread_mutex_unlock(&pool->lock);
@@ -1734,6 +1743,7 @@ struct rcoll_tl_prep *rcoll_node_tl_hello(struct rcoll_seg_pool *pool, const rco
     memset(out, 0, sizeof *out);
     out->cma_ns = probe ? probe->cma_ns : 0;
     out->copy_ns = probe ? probe->copy_ns : 0;
+    out->cma_set_slow = probe ? probe->set_slow : 0;
     struct rcoll_tl_prep *prep = calloc(1, sizeof *prep);
     if (prep)
         prep->s = shm_alloc(size);
@@ -2128,7 +2138,9 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
     const rcoll_tl_hello_t *lead = &hellos[t->local_ranks[0]];
     bool slow = slow_single_copy(s);
     char when[160];
-    if (slow)
+    if (slow && lead->cma_set_slow)
+        snprintf(when, sizeof when, "only where the copy path does not fit (RCOLL_CMA=slow)");
+    else if (slow)
         snprintf(when, sizeof when, "only where the copy path does not fit (rank %d measured a single "
                  "copy of 256 KB at %.1f us against %.1f us for two copies)", t->local_ranks[0],
                  lead->cma_ns / 1e3, lead->copy_ns / 1e3);

@@ -189,18 +189,21 @@ struct rcoll_tl {
 typedef struct {
     uint32_t ncand;
     int32_t status;
-    uint32_t cma_ns, copy_ns; /* its process's rcoll_tl_probe_t */
+    uint32_t cma_ns, copy_ns, cma_set_slow; /* its process's rcoll_tl_probe_t */
     struct {
         uint64_t id, seq, nb_seq;
+        uint32_t fits; /* bit 0: the layout of single copy measured fast, bit 1: slow */
+        uint32_t pad;
     } cand[RCOLL_TL_HELLO_CAND];
 } rcoll_tl_hello_t;
 
 /* What a process measured of its machine once (rcoll_tl_probe, at context creation): a single
  * copy of 256 KB by CMA and the copy path's two copies of it, ns, the fastest of a few rounds
- * (0: not measured: no CMA, or RCOLL_ZCOPY_THRESHOLD set). Each rank's travels in its hello;
+ * (0: not measured: no CMA, RCOLL_ZCOPY_THRESHOLD set, or RCOLL_CMA set to a verdict). Each rank's travels in its hello;
  * a team on one node goes by its first local rank's (transport/cma_probe.c). */
 typedef struct {
     uint32_t cma_ns, copy_ns;
+    uint32_t set_slow; /* RCOLL_CMA=slow: the verdict without a measurement */
 } rcoll_tl_probe_t;
 void rcoll_tl_probe(const rcoll_config_t *cfg, rcoll_tl_probe_t *out);
 /* A single copy here is clearly slower than the copy path's two, even where its system call's

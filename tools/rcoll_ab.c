@@ -7,8 +7,9 @@
  * then times --blocks blocks of --iters back-to-back calls on team A, then on team B,
  * alternating, and prints the medians (the slowest rank's mean time per call in a block) and
  * their ratio A/B. Both teams run the same binary and code layout, and the two configurations
- * see the same disturbances in turn. With --fresh the send data changes every call (three
- * elements written), as in a program; otherwise the buffers keep their contents.
+ * see the same disturbances in turn. The send data differs by rank and place; with --fresh it
+ * also changes every call (three elements written), as in a program; otherwise the buffers
+ * keep their contents. Sizes up to 16 MB.
  *
  *   rcoll-ab --a "RCOLL_DEMOTE=2k" --b "RCOLL_DEMOTE=0" [--np 2] [--coll allreduce,allgather]
  *            [-m 8:8192] [--iters 10000] [--blocks 9] [--fresh]
@@ -31,7 +32,7 @@
 #include "bootstrap/oob_fork.h"
 #include "rcoll/rcoll.h"
 
-#define MAX_BYTES (1024 * 1024)
+#define MAX_BYTES (16 * 1024 * 1024)
 #define MAX_BLOCKS 99
 
 enum { BARRIER, ALLREDUCE, ALLGATHER, ALLTOALL, BCAST, GATHER, NCOLLS };
@@ -253,6 +254,10 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
     }
     double *send = calloc((size_t)o->np, MAX_BYTES), *recv = calloc((size_t)o->np, MAX_BYTES);
     int fail = !send || !recv;
+    /* Data that differs by rank and place, as a program's: a copy that skips what a slot
+     * already holds (transport/copy.h) skips only what a program's data would let it. */
+    for (size_t i = 0; !fail && i < (size_t)o->np * MAX_BYTES / sizeof *send; i++)
+        send[i] = (double)rank * 1e9 + (double)i;
     if (rank == 0 && !fail && o->b_form >= 0)
         printf("# A: %s\n# B: the same, each call in its %s form\n%-14s %7s %10s %10s %7s\n", o->a ? o->a : "",
                o->b_form == BLOCKING ? "blocking" : o->b_form == NONBLOCKING ? "nonblocking (post, wait)"

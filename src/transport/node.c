@@ -16,7 +16,8 @@
  *   view[P]      (teams spanning nodes) lines ranks on other nodes raise for me: release, fin
  *   pushed[P][B] (teams spanning nodes) their publications, pushed: news + data up to 4 KB
  *   advert[L]    (teams spanning nodes) my advertisement for them to read: line + buffer key
- *   bounce[N]    per local sender: a chunk line, an ack line and CHUNK bytes (fallback copy)
+ *   bounce[N]    per local sender: a chunk line, an ack line and a ring of chunks (one where
+ *                CMA is not permitted, BOUNCE_RING where it measured slow: a stream)
  *   small[L]     what it published of 49 B to PUB_SMALL_MAX, one per line slot
  *   smallin[L]   its small inbox (put_small: SMALL_INBOX bytes), one per line slot
  *   inbox[B]     the copy-based slots ("collective buffer"), one per box slot (seq mod B)
@@ -31,7 +32,10 @@
  * for large data goes by CMA (process_vm_writev) into the address the receiver advertised when
  * it arrived; where CMA is not permitted (found once, at creation, or
  * RCOLL_CMA=0) the same put goes chunk by chunk through the bounce area and the receiver copies
- * it out while it waits (its wait runs the transport's progress). A single-copy read
+ * it out while it waits (its wait runs the transport's progress); where a single copy measured
+ * slow (transport/cma_probe.c), a put the copy path cannot take (larger than the inbox) streams
+ * the same way through a ring of BOUNCE_RING chunks, the sender copying the next chunks in
+ * while the receiver copies the last ones out. A single-copy read
  * (get_user, process_vm_readv from the address a peer advertised) exists only with CMA.
  *
  * The segment is created by the node's first rank and mapped by the others. It is an anonymous
@@ -65,6 +69,11 @@
 #define SHM_MAGIC 0x72636f6c6c73686dull /* "rcollshm" */
 #define SHM_HEADER_BYTES 4096
 #define BOUNCE_CHUNK (64 * 1024)
+/* Chunks in flight per sender where single copy measured slow (a stream, above). On the AMD
+ * EPYC VM a single copy of 1 MB by CMA took 119 us and two memcpy 51 us; with one chunk in
+ * flight each chunk waits for both copies and two handovers. Measured: docs/tuning.md, "Where
+ * a single copy is slow". 4 x 64 KB stay in the cache the receiver copies from. */
+#define BOUNCE_RING 4u
 /* Calls a sender may run ahead of a receiver with data in its inbox or outbox (docs/tuning.md,
  * "Back-to-back rooted calls"). Each box is RCOLL_INBOX_BYTES: a deeper ring takes that much
  * more shared memory and keeps copied data out of cache. Measured where ranks outnumber cores
@@ -88,11 +97,15 @@
  * gather of 49-256 B from 4-16 ranks) take the lines' ring too (docs/tuning.md). */
 #define SMALL_INBOX 4096u
 
+/* A sender's channel into a receiver's area: the lines and where each ring slot's chunk goes,
+ * then the ring's chunks (bounce_data). Its counts go on from team to team of a kept segment. */
 typedef struct {
-    rcoll_line_t chunk; /* value: chunks sent; payload: destination address and length */
+    rcoll_line_t chunk; /* value: chunks sent */
     rcoll_line_t ack;   /* value: chunks copied out by the receiver */
-    unsigned char data[BOUNCE_CHUNK];
-} bounce_channel_t;
+    struct {
+        uint64_t dst, len; /* written before the chunk line is raised */
+    } slot[BOUNCE_RING];
+} __attribute__((aligned(64))) bounce_channel_t;
 
 typedef struct {
     uint64_t magic;
@@ -162,6 +175,8 @@ typedef struct {
      * SLOW_CMA_NB_INLINE unless RCOLL_NB_INLINE is set. */
     bool cma_slow;
     size_t nb_inline;
+    bool streams;             /* puts the copy path cannot take stream through the bounce ring */
+    unsigned bounce_ring;     /* chunks per bounce channel: BOUNCE_RING where cma_slow, else 1 */
     unsigned char **area;     /* per local index */
     uint64_t *peer_done_seen; /* per team rank: last done value read (flow control cache) */
     uint64_t *bounce_sent;    /* per local index: chunks I sent to that rank */
@@ -210,10 +225,20 @@ static rcoll_line_t *signal_line(shm_tl_t *s, int receiver, int source, uint64_t
     return (rcoll_line_t *)(void *)a + (size_t)source * s->depth + slot_of(s, seq);
 }
 
+static size_t bounce_bytes(const shm_tl_t *s)
+{
+    return sizeof(bounce_channel_t) + (size_t)s->bounce_ring * BOUNCE_CHUNK;
+}
+
 static bounce_channel_t *bounce_of(shm_tl_t *s, int receiver_index, int sender_index)
 {
     unsigned char *a = s->area[receiver_index] + s->off_bounce;
-    return (bounce_channel_t *)(void *)a + sender_index;
+    return (bounce_channel_t *)(void *)(a + (size_t)sender_index * bounce_bytes(s));
+}
+
+static unsigned char *bounce_data(shm_tl_t *s, bounce_channel_t *ch, uint64_t chunk)
+{
+    return (unsigned char *)(ch + 1) + (size_t)((chunk - 1) % s->bounce_ring) * BOUNCE_CHUNK;
 }
 
 static unsigned char *inbox_of(shm_tl_t *s, int rank, uint64_t seq)
@@ -348,7 +373,8 @@ static int rank_arrived(void *arg, int rank)
     return last >= (*s->v->seq);
 }
 
-/* The receiver's side of the fallback copy: drain every chunk that local senders left. */
+/* The receiver's side of the fallback copy and of streams: copy out every chunk that local
+ * senders left, each acknowledged as soon as it is out (its slot free for the sender). */
 static void bounce_progress(shm_tl_t *s)
 {
     for (int i = 0; i < s->v->local_size; i++) {
@@ -356,12 +382,11 @@ static void bounce_progress(shm_tl_t *s)
             continue;
         bounce_channel_t *ch = bounce_of(s, s->my_index, i);
         uint64_t sent = atomic_load_explicit(&ch->chunk.value, memory_order_acquire);
-        if (sent <= atomic_load_explicit(&ch->ack.value, memory_order_relaxed))
-            continue;
-        uint64_t dst;
-        memcpy(&dst, ch->chunk.payload, sizeof dst);
-        memcpy((void *)(uintptr_t)dst, ch->data, ch->chunk.len);
-        post_line(s, &ch->ack, sent);
+        for (uint64_t c = atomic_load_explicit(&ch->ack.value, memory_order_relaxed) + 1; c <= sent; c++) {
+            unsigned k = (unsigned)((c - 1) % s->bounce_ring);
+            memcpy((void *)(uintptr_t)ch->slot[k].dst, bounce_data(s, ch, c), ch->slot[k].len);
+            post_line(s, &ch->ack, c);
+        }
     }
 }
 
@@ -446,7 +471,7 @@ static rcoll_status_t pause_on_line(shm_tl_t *s, rcoll_waiter_t *w, rcoll_line_t
 {
     rcoll_status_t st;
     bool remote = who >= 0 && is_remote(s, who);
-    if (!s->base.single_copy)
+    if (!s->base.single_copy || s->base.single_copy_slow)
         bounce_progress(s);
     /* While waiting for a local peer, serve the network too (the context's, in a team without
      * one: a node team of a node-aware call); if it brought something, look again before
@@ -926,24 +951,29 @@ static rcoll_status_t cma_copy(shm_tl_t *s, int peer, void *local, uint64_t remo
     return RCOLL_OK;
 }
 
-/* Fallback single copy: through the receiver's bounce channel, one chunk in flight. */
+/* Fallback single copy, and the stream where single copy measured slow: through the
+ * receiver's bounce channel, a ring of s->bounce_ring chunks in flight (a slot is written
+ * again once the receiver acknowledged its last chunk); returns once every chunk is out, so
+ * the signal that follows finds the data in place. */
 static rcoll_status_t bounce_write(shm_tl_t *s, int peer, const void *src, size_t len, uint64_t dst)
 {
     int pi = s->v->local_index[peer];
     bounce_channel_t *ch = bounce_of(s, pi, s->my_index);
-    for (size_t done = 0; done < len;) {
+    rcoll_status_t st = RCOLL_OK;
+    for (size_t done = 0; done < len && st == RCOLL_OK;) {
         size_t n = len - done < BOUNCE_CHUNK ? len - done : BOUNCE_CHUNK;
-        memcpy(ch->data, (const char *)src + done, n);
-        uint64_t to = dst + done;
-        memcpy(ch->chunk.payload, &to, sizeof to);
-        ch->chunk.len = (uint32_t)n;
-        post_line(s, &ch->chunk, ++s->bounce_sent[pi]);
-        rcoll_status_t st = wait_line(s, &ch->ack, s->bounce_sent[pi], peer);
-        if (st != RCOLL_OK)
-            return st;
+        uint64_t c = s->bounce_sent[pi] + 1;
+        if (c > s->bounce_ring && (st = wait_line(s, &ch->ack, c - s->bounce_ring, peer)) != RCOLL_OK)
+            break;
+        copy_out(s, bounce_data(s, ch, c), (const char *)src + done, n); /* lines the receiver read */
+        unsigned k = (unsigned)((c - 1) % s->bounce_ring);
+        ch->slot[k].dst = dst + done;
+        ch->slot[k].len = n;
+        post_line(s, &ch->chunk, c);
+        s->bounce_sent[pi] = c;
         done += n;
     }
-    return RCOLL_OK;
+    return st == RCOLL_OK ? wait_line(s, &ch->ack, s->bounce_sent[pi], peer) : st;
 }
 
 /* The advertisement of a rank on another node for seq: the copy an arrival poll brought if it
@@ -1012,8 +1042,9 @@ static rcoll_status_t shm_put_user(rcoll_tl_t *tl, int peer, uint64_t seq, unsig
     len = fit_advertised(s, peer, seq, &pl, len, remote_offset);
     uint64_t base = pl.addr;
     if (len) {
-        st = s->base.single_copy ? cma_copy(s, peer, (void *)(uintptr_t)src, base + remote_offset, len, true)
-                                 : bounce_write(s, peer, src, len, base + remote_offset);
+        st = s->base.single_copy && !(s->streams && s->base.puts_may_stream)
+                 ? cma_copy(s, peer, (void *)(uintptr_t)src, base + remote_offset, len, true)
+                 : bounce_write(s, peer, src, len, base + remote_offset);
         if (st != RCOLL_OK)
             return st;
     }
@@ -1544,6 +1575,8 @@ static void pool_take(shm_tl_t *s, pooled_t **held, uint64_t id, uint64_t seq, u
     for (int i = 0; i < s->v->local_size; i++)
         s->area[i] = s->seg + SHM_HEADER_BYTES + (size_t)i * s->area_bytes;
     s->base.single_copy = true; /* only segments of teams with single copy are kept */
+    for (int i = 0; i < s->v->local_size; i++) /* the channels' counts go on from the last team */
+        s->bounce_sent[i] = atomic_load(&bounce_of(s, i, s->my_index)->chunk.value);
     s->base.first_seq = seq;
     s->base.first_nb_seq = nb_seq;
     pooled_free(e, false);
@@ -1584,7 +1617,8 @@ static void layout(shm_tl_t *s, const rcoll_view_t *t, size_t inbox_bytes)
     s->off_pushed = s->off_view + (t->node_count > 1 ? (size_t)t->size * VIEW_LINES * sizeof(rcoll_line_t) : 0);
     s->off_advert = s->off_pushed + (t->node_count > 1 ? (size_t)t->size * s->box_depth * sizeof(pushed_block_t) : 0);
     s->off_bounce = s->off_advert + (t->node_count > 1 ? s->depth * sizeof(advert_block_t) : 0);
-    s->off_small = s->off_bounce + (size_t)t->ppn_max * sizeof(bounce_channel_t);
+    s->bounce_ring = s->cma_slow ? BOUNCE_RING : 1;
+    s->off_small = s->off_bounce + (size_t)t->ppn_max * bounce_bytes(s);
     s->off_smallin = s->off_small + (size_t)s->depth * PUB_SMALL_MAX;
     s->off_inbox = s->off_smallin + (size_t)s->depth * SMALL_INBOX;
     s->base.small_inbox_bytes = SMALL_INBOX;
@@ -1944,6 +1978,10 @@ static bool slow_single_copy(shm_tl_t *s)
         return false;
     s->base.zcopy_threshold = s->base.zcopy_rooted = s->base.zcopy_exchange = SIZE_MAX;
     s->base.single_copy_slow = true;
+    /* A stream needs its receiver on a core to copy the chunks out: not where ranks share
+     * cores (np=4 on 2 cores: gather of 512 KB-4 MB 13-17x slower than CMA, bcast of 2-4 MB
+     * 3x; docs/tuning.md). */
+    s->streams = !s->v->wait->crowded;
     return true;
 }
 

@@ -252,11 +252,12 @@ static int rank_main(int rank, const rcoll_oob_t *oob, void *arg)
             return 1;
         }
     }
-    double *send = calloc((size_t)o->np, MAX_BYTES), *recv = calloc((size_t)o->np, MAX_BYTES);
+    size_t cap = o->hi < 64 ? 64 : o->hi; /* bytes per rank's block, the largest size */
+    double *send = calloc((size_t)o->np, cap), *recv = calloc((size_t)o->np, cap);
     int fail = !send || !recv;
     /* Data that differs by rank and place, as a program's: a copy that skips what a slot
      * already holds (transport/copy.h) skips only what a program's data would let it. */
-    for (size_t i = 0; !fail && i < (size_t)o->np * MAX_BYTES / sizeof *send; i++)
+    for (size_t i = 0; !fail && i < (size_t)o->np * cap / sizeof *send; i++)
         send[i] = (double)rank * 1e9 + (double)i;
     if (rank == 0 && !fail && o->b_form >= 0)
         printf("# A: %s\n# B: the same, each call in its %s form\n%-14s %7s %10s %10s %7s\n", o->a ? o->a : "",

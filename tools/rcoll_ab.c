@@ -9,7 +9,9 @@
  * their ratio A/B. Both teams run the same binary and code layout, and the two configurations
  * see the same disturbances in turn. The send data differs by rank and place; with --fresh it
  * also changes every call (three elements written), as in a program; otherwise the buffers
- * keep their contents. Sizes up to 16 MB.
+ * keep their contents. With --new-pages the receive buffer's pages are given back before every
+ * call (untimed), so that each call writes into brand-new pages, as a program that mallocs its
+ * large buffers afresh. Sizes up to 16 MB.
  *
  *   rcoll-ab --a "RCOLL_DEMOTE=2k" --b "RCOLL_DEMOTE=0" [--np 2] [--coll allreduce,allgather]
  *            [-m 8:8192] [--iters 10000] [--blocks 9] [--fresh]
@@ -27,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "bootstrap/oob_fork.h"
@@ -49,7 +53,7 @@ typedef struct {
 
 typedef struct {
     const char *a, *b;
-    int np, nkinds, blocks, fresh, same, b_form, no_pin;
+    int np, nkinds, blocks, fresh, new_pages, same, b_form, no_pin;
     kind_t kinds[MAX_KINDS];
     size_t lo, hi;
     long iters;
@@ -171,17 +175,25 @@ static double block(kind_t kind, side_t *s, double *send, double *recv, size_t m
     if (rcoll_barrier(s->team) != RCOLL_OK)
         return -1;
     size_t n = m / sizeof(double);
-    double t0 = now_ns();
+    double t0 = now_ns(), away = 0;
     for (long i = 0; i < o->iters; i++) {
         if (o->fresh && n) {
             send[0] = (double)i;
             send[n / 2] = (double)i;
             send[n - 1] = (double)i;
         }
+        if (o->new_pages) { /* untimed: the receive buffer's pages given back, new ones next */
+            double t1 = now_ns();
+            uintptr_t lo = ((uintptr_t)recv + 4095) & ~(uintptr_t)4095;
+            uintptr_t hi = ((uintptr_t)recv + (size_t)o->np * m) & ~(uintptr_t)4095;
+            if (hi > lo)
+                madvise((void *)lo, hi - lo, MADV_DONTNEED);
+            away += now_ns() - t1;
+        }
         if (one_call(kind, s, send, recv, m, i, rank) != RCOLL_OK)
             return -1;
     }
-    double mine = (now_ns() - t0) / (double)o->iters, slowest;
+    double mine = (now_ns() - t0 - away) / (double)o->iters, slowest;
     if (rcoll_allreduce(s->team, &mine, &slowest, 1, RCOLL_DTYPE_DOUBLE, RCOLL_OP_MAX) != RCOLL_OK)
         return -1;
     return slowest;
@@ -297,7 +309,7 @@ static size_t parse_size(const char *s)
 static int usage(void)
 {
     fprintf(stderr, "usage: rcoll-ab --a \"VAR=val ...\" --b \"VAR=val ...\" [--same] [--np N] "
-                    "[--coll LIST] [--b-form blocking|i|init] [-m LO:HI] [--iters N] [--blocks K] [--fresh] [--no-pin]\n");
+                    "[--coll LIST] [--b-form blocking|i|init] [-m LO:HI] [--iters N] [--blocks K] [--fresh] [--new-pages] [--no-pin]\n");
     return 2;
 }
 
@@ -309,6 +321,8 @@ int main(int argc, char **argv)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "--fresh"))
             o.fresh = 1;
+        else if (!strcmp(argv[i], "--new-pages"))
+            o.new_pages = 1;
         else if (!strcmp(argv[i], "--no-pin"))
             o.no_pin = 1;
         else if (!strcmp(argv[i], "--same"))

@@ -677,7 +677,8 @@ void rcoll_team_bind(struct rcoll_team *t, rcoll_coll_t coll, rcoll_args_t *a)
         a->target_bytes = receive_extent(c, a);
     }
     t->coll = c->name;
-    t->tl->puts_may_stream = c->rooted && !c->reduction && !(c->recv.root_only && t->size > 2);
+    t->tl->call_rooted = c->rooted && !c->reduction;
+    t->tl->call_fan_in = c->recv.root_only ? t->size - 1 : 1;
 }
 
 rcoll_status_t rcoll_team_open(struct rcoll_team *t, const rcoll_algo_t *algo, rcoll_args_t *a)

@@ -640,6 +640,12 @@ typedef struct {
 } arrival_payload_t;
 _Static_assert(sizeof(arrival_payload_t) <= RCOLL_LINE_PAYLOAD, "an arrival fits its line");
 
+/* Whether this call's puts that the copy path cannot take stream (tl->call_rooted). */
+static bool streams(const shm_tl_t *s)
+{
+    return s->streams && s->base.call_rooted && s->base.call_fan_in <= 1;
+}
+
 static rcoll_status_t shm_enter(rcoll_tl_t *tl, uint64_t seq, void *user_addr, size_t user_len)
 {
     shm_tl_t *s = (shm_tl_t *)tl;
@@ -1042,7 +1048,7 @@ static rcoll_status_t shm_put_user(rcoll_tl_t *tl, int peer, uint64_t seq, unsig
     len = fit_advertised(s, peer, seq, &pl, len, remote_offset);
     uint64_t base = pl.addr;
     if (len) {
-        st = s->base.single_copy && !(s->streams && s->base.puts_may_stream)
+        st = s->base.single_copy && !streams(s)
                  ? cma_copy(s, peer, (void *)(uintptr_t)src, base + remote_offset, len, true)
                  : bounce_write(s, peer, src, len, base + remote_offset);
         if (st != RCOLL_OK)

@@ -157,14 +157,16 @@ struct rcoll_tl {
     /* ... but measured slower than two copies: the thresholds of single copy are lifted (the
      * copy path wherever it fits), and callers that cut data in parts cut them to fit. */
     bool single_copy_slow;
-    /* Where single copy is slow, a put the copy path cannot take may stream through the
-     * receiver's bounce ring, which the receiver copies out on its own core (transport/node.c):
-     * a gain where a receiver hears from one rank and sends nothing meanwhile (np=2 bcast and
-     * gather of 2-16 MB 1.2-1.7x faster than CMA), a loss in an exchange, where every core then
-     * copies twice (np=2 allgather 1-4 MB 1.3-1.6x slower), and not measured for a root fed by
-     * many (gather of more than two ranks). Set by the team at every call it opens: true for
-     * the rooted collectives but a gather's of more than two ranks. */
-    bool puts_may_stream;
+    /* The call last bound (set by the team at every call): a rooted collective other than a
+     * reduction (bcast, scatter, gather and their v-forms), and the most ranks that put into
+     * one receiver in it (a gather's root: all others; else one). Where single copy is slow, a
+     * put the copy path cannot take streams through the receiver's bounce ring, which the
+     * receiver copies out on its own core (transport/node.c): a gain where a receiver hears
+     * from one rank and sends nothing meanwhile (np=2 bcast and gather of 2-16 MB 1.2-1.7x
+     * faster than CMA), a loss in an exchange, where every core then copies twice (np=2
+     * allgather 1-4 MB 1.3-1.6x slower), not measured for a root fed by many. */
+    bool call_rooted;
+    int call_fan_in;
     const rcoll_wait_policy_t *wait; /* the team's wait policy */
     uint64_t truncated;   /* the last call in which a single copy was cut at the end of what */
     int truncated_peer;   /* ... this peer advertised (its sizes differ from mine) */

@@ -2191,11 +2191,15 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
     else
         snprintf(when, sizeof when, "from %zu bytes (an exchange's blocks from %zu)",
                  s->base.zcopy_threshold, s->base.zcopy_exchange);
+    char ring[96] = "";
+    if (s->streams)
+        snprintf(ring, sizeof ring, "; a rooted call's puts beyond the inbox stream through a ring "
+                 "of %u chunks of %u KB", BOUNCE_RING, BOUNCE_CHUNK / 1024);
     if (t->rank == 0)
         rcoll_view_log(t, RCOLL_LOG_INFO, "node transport: %d ranks on %d node(s); rings of %u lines "
-                       "and %u boxes of %zu bytes per rank; single copy %s%s%s", t->size,
+                       "and %u boxes of %zu bytes per rank; single copy %s%s%s%s", t->size,
                        t->node_count, s->depth, s->box_depth, s->base.inbox_bytes, when,
-                       s->base.single_copy ? " (CMA)" : " (no CMA: bounce)",
+                       s->base.single_copy ? " (CMA)" : " (no CMA: bounce)", ring,
                        reused ? "; the segment of an earlier team of these processes, reused" : "");
     *out = &s->base;
     return RCOLL_OK;

@@ -690,6 +690,8 @@ static void run_case(const var_t *v, const char *value)
     int accept = expect_accept(v, value, &want);
     if (accept && *value && !strcmp(v->name, "RCOLL_NB_INLINE"))
         want.nb_inline_set = true; /* the transport keeps a value the user set */
+    if (accept && *value && !strcmp(v->name, "RCOLL_NB_AREAS"))
+        want.nb_areas_set = true;
     rcoll_status_t st = rcoll_config_from_env(&got, err, sizeof err);
     int bad = 0;
     if (accept && st != RCOLL_OK)

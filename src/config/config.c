@@ -194,6 +194,8 @@ static rcoll_status_t read_sizes(rcoll_config_t *cfg, char *err, size_t err_len)
     cfg->inbox_bytes = (cfg->inbox_bytes + 63) & ~(size_t)63;
     const char *nb_inline = getenv("RCOLL_NB_INLINE");
     cfg->nb_inline_set = nb_inline && *nb_inline;
+    const char *nb_areas = getenv("RCOLL_NB_AREAS");
+    cfg->nb_areas_set = nb_areas && *nb_areas;
     return RCOLL_OK;
 }
 

@@ -96,6 +96,7 @@ typedef struct {
     size_t nb_inline;                /* RCOLL_NB_INLINE: per call and rank, send data up to this
                                       * is copied onto the board at post */
     bool nb_inline_set;              /* ... set by the user (else the transport may raise it) */
+    bool nb_areas_set;               /* RCOLL_NB_AREAS set by the user (else the transport may lower it) */
     size_t unchanged_min;            /* RCOLL_UNCHANGED: copies into shared memory from this size
                                       * look whether the destination already holds the data and
                                       * write from the first difference only (0: always write) */

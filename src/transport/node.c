@@ -89,6 +89,13 @@
  * 1.45-2.3x the blocking call's time to 1.06-1.14x; 256 KB areas were 1.14-1.43x slower than
  * these at 128-512 KB; docs/tuning.md, "Where a single copy is slow"). */
 #define SLOW_CMA_NB_INLINE (1024u * 1024)
+/* ... and 4 of them instead of RCOLL_NB_AREAS' 8: a persistent call cycles through every area,
+ * and 8 of 1 MB per rank outgrow the caches that 4 fit better. rcoll-ab np=2, 8 areas' time over
+ * 4's: allgather_init, alltoall_init 64-512 KB 0.99-1.05, 1 MB 1.27-1.48, bcast_init 128 KB-1 MB
+ * 1.06-1.79; iallgather, ialltoall 1.0-1.15, 1 MB 1.44-1.50; ibcast 16-32 KB 0.90 (a root runs
+ * 4 calls ahead instead of 8), else 1.0; np=4 iallgather, allgather_init 1.03-1.45. 2 areas
+ * were 0.54-0.70 (docs/tuning.md, "Where a single copy is slow"). */
+#define SLOW_CMA_NB_AREAS 4
 /* Publications up to this size go into the publisher's small[L] ring, not a box: a root
  * publishing small messages back to back (bcast, scatter) may then run the lines' L calls ahead
  * of its readers instead of the boxes' 2 (docs/tuning.md, "Back-to-back rooted calls"). */
@@ -1610,10 +1617,13 @@ static bool pool_keep(shm_tl_t *s, uint64_t nb_seq)
 }
 
 /* Every area has the same layout on every node (ranks on other nodes address it by offset). */
-/* The board's inline areas: RCOLL_NB_AREAS, at most one per slot. */
-static unsigned board_areas(const rcoll_config_t *cfg)
+/* The board's inline areas: RCOLL_NB_AREAS, at most one per slot; where single copy measured
+ * slow (areas of SLOW_CMA_NB_INLINE), SLOW_CMA_NB_AREAS unless RCOLL_NB_AREAS is set. */
+static unsigned board_areas(const rcoll_config_t *cfg, bool cma_slow)
 {
-    return (unsigned)(cfg->nb_areas < cfg->nb_slots ? cfg->nb_areas : cfg->nb_slots);
+    int areas = cma_slow && !cfg->nb_areas_set && cfg->nb_areas > SLOW_CMA_NB_AREAS ? SLOW_CMA_NB_AREAS
+                                                                                   : cfg->nb_areas;
+    return (unsigned)(areas < cfg->nb_slots ? areas : cfg->nb_slots);
 }
 
 static void layout(shm_tl_t *s, const rcoll_view_t *t, size_t inbox_bytes)
@@ -1672,7 +1682,7 @@ static void layout(shm_tl_t *s, const rcoll_view_t *t, size_t inbox_bytes)
     s->nb_inline = s->cma_slow && !t->cfg->nb_inline_set && t->cfg->nb_inline < SLOW_CMA_NB_INLINE
                        ? SLOW_CMA_NB_INLINE : t->cfg->nb_inline;
     s->board_bytes = t->node_count == 1 ? rcoll_board_bytes(t->size, (unsigned)t->cfg->nb_slots,
-                                                            board_areas(t->cfg), s->nb_inline) : 0;
+                                                            board_areas(t->cfg, s->cma_slow), s->nb_inline) : 0;
     s->off_board = s->seg_bytes;
     s->seg_bytes += (s->board_bytes + 4095) & ~(size_t)4095;
 }
@@ -2168,7 +2178,7 @@ rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oo
     free(offers);
     if (st == RCOLL_OK && s->base.single_copy && s->board_bytes) /* alike on every rank */
         s->base.board = rcoll_board_attach(t, s->seg + s->off_board, (unsigned)t->cfg->nb_slots,
-                                           board_areas(t->cfg), s->nb_inline, t->cfg->nb_inline,
+                                           board_areas(t->cfg, s->cma_slow), s->nb_inline, t->cfg->nb_inline,
                                            s->cma_slow,
                                            &((shm_header_t *)(void *)s->seg)->stream_min);
     if (st == RCOLL_OK && t->node_count > 1) /* all ranks agree: all take part */

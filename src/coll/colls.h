@@ -55,6 +55,17 @@ static inline const rcoll_coll_info_t *rcoll_coll_info(rcoll_coll_t coll)
 }
 /* The row named `name` (any case), NULL if none. */
 const rcoll_coll_info_t *rcoll_coll_info_by_name(const char *name);
+
+/* A rooted collective that moves data (not a reduction), and the most ranks that put into one
+ * receiver in it (a gather's root: all others): what the team tells its transport per call. */
+static inline bool rcoll_coll_rooted_moves(const rcoll_coll_info_t *c)
+{
+    return c->rooted && !c->reduction;
+}
+static inline int rcoll_coll_fan_in(const rcoll_coll_info_t *c, int size)
+{
+    return c->recv.root_only ? size - 1 : 1;
+}
 /* Index in c->algos of the algorithm named `name` (any case), -1 if none. */
 int rcoll_coll_algo_index(const rcoll_coll_info_t *c, const char *name);
 /* Name of the i-th algorithm of `c`, NULL past the last (for code that has no coll/coll.h). */

@@ -677,8 +677,8 @@ void rcoll_team_bind(struct rcoll_team *t, rcoll_coll_t coll, rcoll_args_t *a)
         a->target_bytes = receive_extent(c, a);
     }
     t->coll = c->name;
-    t->tl->call_rooted = c->rooted && !c->reduction;
-    t->tl->call_fan_in = c->recv.root_only ? t->size - 1 : 1;
+    t->tl->call_rooted = rcoll_coll_rooted_moves(c);
+    t->tl->call_fan_in = rcoll_coll_fan_in(c, t->size);
 }
 
 rcoll_status_t rcoll_team_open(struct rcoll_team *t, const rcoll_algo_t *algo, rcoll_args_t *a)

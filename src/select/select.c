@@ -663,17 +663,16 @@ const char *rcoll_explain_hosts(rcoll_context_t *ctx, rcoll_coll_t coll, size_t 
     if (a && ppn == team_size && ctx->tl_probe.set_slow && used < why_len)
         snprintf(why + used, why_len - used, "; its messages take the copy path wherever they fit "
                  "the inbox (RCOLL_CMA=slow)");
-    else if (a && ppn == team_size && rcoll_tl_probe_cma_slow(&ctx->tl_probe) && used < why_len)
+    else if (a && ppn == team_size && slow && used < why_len)
         snprintf(why + used, why_len - used, "; its messages take the copy path wherever they fit "
                  "the inbox: a single copy (CMA) of 256 KB measured %.1f us here against %.1f us "
                  "for two copies (docs/tuning.md, \"Where a single copy is slow\")",
                  ctx->tl_probe.cma_ns / 1e3, ctx->tl_probe.copy_ns / 1e3);
-    /* The node transport's streams (transport/node.c, streams()): alike to what it decides. */
+    /* The node transport's streams (transport/node.c, streams()): where ranks do not share cores. */
     const rcoll_coll_info_t *c = rcoll_coll_info(coll);
-    int fan_in = c->recv.root_only ? team_size - 1 : 1;
     used = strlen(why);
-    if (a && slow && ppn == team_size && c->rooted && !c->reduction && fan_in <= 1 &&
-        ppn <= ctx->cfg.cores && used < why_len)
+    if (a && slow && ppn == team_size && ppn <= ctx->cfg.cores &&
+        rcoll_tl_call_streams(rcoll_coll_rooted_moves(c), rcoll_coll_fan_in(c, team_size)) && used < why_len)
         snprintf(why + used, why_len - used, "; beyond the inbox they stream through the "
                  "receiver's ring of 4 chunks of 64 KB (each rank has its own core)");
     return a ? a->name : NULL;

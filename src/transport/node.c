@@ -650,7 +650,7 @@ _Static_assert(sizeof(arrival_payload_t) <= RCOLL_LINE_PAYLOAD, "an arrival fits
 /* Whether this call's puts that the copy path cannot take stream (tl->call_rooted). */
 static bool streams(const shm_tl_t *s)
 {
-    return s->streams && s->base.call_rooted && s->base.call_fan_in <= 1;
+    return s->streams && rcoll_tl_call_streams(s->base.call_rooted, s->base.call_fan_in);
 }
 
 static rcoll_status_t shm_enter(rcoll_tl_t *tl, uint64_t seq, void *user_addr, size_t user_len)

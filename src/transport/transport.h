@@ -207,6 +207,13 @@ typedef struct {
     } cand[RCOLL_TL_HELLO_CAND];
 } rcoll_tl_hello_t;
 
+/* Whether a call of this kind (tl->call_rooted, tl->call_fan_in) may stream its puts where
+ * single copy is slow: the node transport's rule, which rcoll-info --explain states too. */
+static inline bool rcoll_tl_call_streams(bool rooted, int fan_in)
+{
+    return rooted && fan_in <= 1;
+}
+
 /* What a process measured of its machine once (rcoll_tl_probe, at context creation): a single
  * copy of 256 KB by CMA and the copy path's two copies of it, ns, the fastest of a few rounds
  * (0: not measured: no CMA, RCOLL_ZCOPY_THRESHOLD set, or RCOLL_CMA set to a verdict). Each rank's travels in its hello;

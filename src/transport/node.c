@@ -397,7 +397,7 @@ static void bounce_progress(shm_tl_t *s)
     }
 }
 
-static void set_not_waiting(shm_tl_t *s)
+static inline void set_not_waiting(shm_tl_t *s)
 {
     _Atomic uint32_t *mine = &head_of(s, s->v->rank)->where.waiting;
     if (atomic_load_explicit(mine, memory_order_relaxed))
@@ -580,7 +580,7 @@ static bool net_left(shm_tl_t *s, int peer, uint64_t seq)
 
 /* What a rank learns from a peer's signal or publication for collective seq: it has left
  * seq-1 (flow control for free); and this rank is no longer waiting. */
-static void heard_from(shm_tl_t *s, int peer, uint64_t seq, bool signal_or_published)
+static inline void heard_from(shm_tl_t *s, int peer, uint64_t seq, bool signal_or_published)
 {
     if (s->net && is_remote(s, peer) && s->heard[peer] < seq)
         s->heard[peer] = seq;
@@ -1184,7 +1184,10 @@ static rcoll_status_t shm_publish(rcoll_tl_t *tl, uint64_t seq, const void *src,
     if (st != RCOLL_OK)
         return st;
     rcoll_line_t *line = &head_of(s, s->v->rank)->published[slot_of(s, seq)];
-    copy_out(s, publication_of(s, s->v->rank, seq, len), src, len);
+    if (len <= RCOLL_INLINE_MAX) /* in the line, which its post writes anyway: a plain copy */
+        memcpy(line->payload, src, len);
+    else
+        copy_out(s, publication_of(s, s->v->rank, seq, len), src, len);
     line->len = (uint32_t)len;
     post_line(s, line, seq);
     for (int peer = 0; s->net && st == RCOLL_OK && peer < s->v->size; peer++)
@@ -1260,6 +1263,8 @@ static const void *shm_peek_published(rcoll_tl_t *tl, int peer, uint64_t seq, si
         return NULL;
     heard_from(s, peer, seq, true);
     *total = line->len;
+    if (*total <= RCOLL_INLINE_MAX)
+        return line->payload + offset;
     return publication_of(s, peer, seq, *total) + offset;
 }
 

@@ -1263,7 +1263,7 @@ static const void *shm_peek_published(rcoll_tl_t *tl, int peer, uint64_t seq, si
         return NULL;
     heard_from(s, peer, seq, true);
     *total = line->len;
-    if (*total <= RCOLL_INLINE_MAX)
+    if (*total <= RCOLL_INLINE_MAX) /* tiny: in the line just tested */
         return line->payload + offset;
     return publication_of(s, peer, seq, *total) + offset;
 }

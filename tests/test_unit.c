@@ -2,7 +2,8 @@
  * against a simple reference (who knows what after each step), the collective table, the
  * default selection (the choices of the rule list it replaced, by layout and size), RCOLL_TUNE,
  * the algorithms' fallbacks, the parsing of the environment, and the copy that does not write
- * unchanged data again (transport/copy.h). */
+ * unchanged data again (transport/copy.h), and the board's streamed-block line over a head run
+ * that earlier data filled (transport/board.h). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "config/config.h"
 #include "select/select.h"
 #include "select/model.h"
+#include "transport/board.h"
 #include "transport/copy.h"
 #include "transport/transport.h"
 
@@ -538,6 +540,40 @@ static void check_copy_unchanged(void)
     free(seen);
 }
 
+/* A streamed block's line lies in its slot's head run, which an earlier call's head-run data
+ * (up to 1 KB) overwrote: opening the stream leaves no sleeper count behind (a stale one made
+ * every part's post a futex wake). One rank's board in plain memory, no processes. */
+static void check_board_stream_line(void)
+{
+    rcoll_config_t cfg;
+    char err[256];
+    CHECK(rcoll_config_from_env(&cfg, err, sizeof err) == RCOLL_OK, "default config: %s", err);
+    int node_of[2] = {0, 0};
+    rcoll_view_t v = {.rank = 0, .size = 2, .node_of = node_of, .node_count = 1, .cfg = &cfg};
+    enum { SLOTS = 32, AREAS = 8, INLINE = 64 * 1024 };
+    size_t bytes = rcoll_board_bytes(2, SLOTS, AREAS, INLINE);
+    void *base = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    _Atomic uint64_t plain = UINT64_MAX;
+    rcoll_board_t *b = base ? rcoll_board_attach(&v, base, SLOTS, AREAS, INLINE, INLINE, false, &plain) : NULL;
+    CHECK(b != NULL, "board attached");
+    if (!b) {
+        free(base);
+        return;
+    }
+    memset(base, 0, bytes);
+    unsigned char data[1024];
+    memset(data, 0xa5, sizeof data);
+    rcoll_board_fill(b, rcoll_board_head(b, 1), data, sizeof data); /* call 1: its data in the run */
+    rcoll_line_t *line = rcoll_board_stream_line(b, 0, 1 + SLOTS);
+    CHECK(atomic_load(&line->waiters) != 0, "the head run's data lies over the stream line");
+    rcoll_board_stream_open(b, 1 + SLOTS); /* the slot's next call streams */
+    CHECK(atomic_load(&line->waiters) == 0 && atomic_load(&line->value) == 0,
+          "an opened stream's line: %u sleepers, value %llu", (unsigned)atomic_load(&line->waiters),
+          (unsigned long long)atomic_load(&line->value));
+    rcoll_board_detach(b);
+    free(base);
+}
+
 /* The probe of single copy (transport/cma_probe.c): measured unless there is nothing to decide,
  * and the verdict only where CMA is clearly slower than the two copies. */
 static void check_cma_probe(void)
@@ -592,6 +628,7 @@ int main(void)
     check_fallbacks();
     check_env();
     check_copy_unchanged();
+    check_board_stream_line();
     check_cma_probe();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -285,16 +285,16 @@ rcoll_status_t rcoll_board_read(rcoll_board_t *b, int peer, uint64_t seq, void *
     return cma(b, peer, dst, addr, len, false);
 }
 
-/* The line that tells how many bytes of a streamed block are there: the one after the head. */
-static rcoll_line_t *stream_line(rcoll_board_t *b, int rank, uint64_t seq)
-{
-    return rcoll_board_head_at(b, rank, seq) + 1;
-}
-
 void rcoll_board_stream_open(rcoll_board_t *b, uint64_t seq)
 {
-    /* Before the post's release: a reader that sees the post sees 0 or more of this call. */
-    atomic_store_explicit(&stream_line(b, b->rank, seq)->value, 0, memory_order_relaxed);
+    /* Before the post's release: a reader that sees the post sees 0 or more of this call. The
+     * line lies in the head run, where an earlier call's data (up to 1 KB) left its bytes in
+     * the sleeper count too: nobody sleeps on it now (the slot's last call is done), and a
+     * stale count made every part's post a futex wake (ibcast of 16-64 KB after 1 KB calls:
+     * 2-2.5x the blocking call; docs/tuning.md, "Nonblocking collectives"). */
+    rcoll_line_t *line = rcoll_board_stream_line(b, b->rank, seq);
+    atomic_store_explicit(&line->waiters, 0, memory_order_relaxed);
+    atomic_store_explicit(&line->value, 0, memory_order_relaxed);
 }
 
 void rcoll_board_fill(rcoll_board_t *b, void *dst, const void *src, size_t len)
@@ -309,13 +309,13 @@ void rcoll_board_stream_fill(rcoll_board_t *b, uint64_t seq, size_t off, const v
     /* a streamed block (>= 16 KB): non-temporal unless the node's copies are all plain */
     copy_unchanged(&b->seen, b->unchanged_min, rcoll_board_inline(b, seq) + off, src, len,
                    atomic_load_explicit(b->stream_min, memory_order_relaxed) != UINT64_MAX, 0);
-    rcoll_line_post(stream_line(b, b->rank, seq), off + len);
+    rcoll_line_post(rcoll_board_stream_line(b, b->rank, seq), off + len);
 }
 
 rcoll_status_t rcoll_board_read_stream(rcoll_board_t *b, int peer, uint64_t seq, void *dst,
                                        uint64_t addr, size_t len)
 {
-    rcoll_line_t *line = stream_line(b, peer, seq);
+    rcoll_line_t *line = rcoll_board_stream_line(b, peer, seq);
     const unsigned char *from = rcoll_board_area_at(b, peer, seq) + (addr & ~RCOLL_BOARD_INLINE);
     size_t at = addr & ~RCOLL_BOARD_INLINE, done = 0;
     rcoll_waiter_t w;

@@ -163,6 +163,12 @@ static inline unsigned char *rcoll_board_inline(rcoll_board_t *b, uint64_t seq)
 {
     return rcoll_board_area_at(b, b->rank, seq);
 }
+/* The line that tells how many bytes of a streamed block are there: the one after the head,
+ * in the head run (which a streamed call does not use for data). */
+static inline rcoll_line_t *rcoll_board_stream_line(rcoll_board_t *b, int rank, uint64_t seq)
+{
+    return rcoll_board_head_at(b, rank, seq) + 1;
+}
 /* My slot head's payload (RCOLL_BOARD_HEAD_BYTES), to fill before post. */
 static inline unsigned char *rcoll_board_head(rcoll_board_t *b, uint64_t seq)
 {

@@ -49,18 +49,13 @@ static const char *const op_names[RCOLL_OPI_COUNT] = {
     "user", "sum", "prod", "min", "max", "land", "lor", "lxor", "band", "bor", "bxor", "minloc",
     "maxloc"};
 
-static inline size_t dtype_size(rcoll_dtype_t d)
+size_t rcoll_dtype_size(rcoll_dtype_t d)
 {
     if (d >= 0 && d < RCOLL_DTYPE_COUNT)
         return dtypes[d].size;
     if (d > OPAQUE_BASE && d < OPAQUE_BASE + (1 << 24))
         return (size_t)(d - OPAQUE_BASE);
     return 0;
-}
-
-size_t rcoll_dtype_size(rcoll_dtype_t d)
-{
-    return dtype_size(d);
 }
 
 const char *rcoll_dtype_name(rcoll_dtype_t d)
@@ -367,7 +362,7 @@ static __attribute__((noinline)) rcoll_status_t fold_parts(rcoll_op_t op, rcoll_
 rcoll_status_t rcoll_op_fold(rcoll_op_t op, rcoll_dtype_t dtype, const void *const *in, int n, void *out,
                              size_t count)
 {
-    size_t es = dtype_size(dtype);
+    size_t es = rcoll_dtype_size(dtype);
     int alias = -1; /* an input other than the last that is the output itself (in place) */
     for (int j = 0; j < n - 1; j++)
         if (in[j] == out)

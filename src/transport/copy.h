@@ -20,7 +20,7 @@
  * glibc's memcpy switches to such stores by itself only near 1 MB. The sfence orders them
  * before the signal that follows. The switch: docs/tuning.md, "Copies into shared memory";
  * on processors where plain stores are faster (an Intel Xeon), the node's store probe
- * (transport/node.c) turns it off. */
+ * (transport/node.c) turns it off, or moves it to 16 KB where they are faster at 8 KB only. */
 #define RCOLL_COPY_STREAM_MIN (8 * 1024)
 
 static inline void copy_stream(void *dst, const void *src, size_t len, bool stream)

@@ -119,7 +119,8 @@ typedef struct {
     uint64_t area_bytes;
     uint32_t depth, box_depth; /* the rings: every rank of the node must lay them out alike */
     /* Copies into the segment (and the board) of at least this many bytes use non-temporal
-     * stores: RCOLL_COPY_STREAM, or what the store probe measured (probe_stores). */
+     * stores: RCOLL_COPY_STREAM, or what the store probe measured (probe_stores: 8 KB, 16 KB or
+     * never). */
     _Atomic uint64_t stream_min;
     rcoll_line_t probe_round, probe_ack; /* the probe's two ranks: a round written, read */
     /* Ranks asleep on any line of the segment count themselves here too, in a line of its own
@@ -2024,14 +2025,19 @@ static bool take_kept(shm_tl_t *s, const rcoll_tl_hello_t *hellos, pooled_t **he
  * processor: on the AMD EPYC test machine a plain store into a line the peer read in the last
  * call first took it back from the peer's cache (64 KB in 28 us against 3.3 with non-temporal
  * stores), on an Intel Xeon one the peer's reads of lines written around the caches cost more
- * (bcast 32 KB-512 KB 1.6-1.9x native against 1.1-1.6x with plain stores). So the segment's
- * creator and the next local rank measure it once, as the transports use it: the creator
- * copies PROBE_BYTES into its outbox, the other copies them out, PROBE_ROUNDS rounds with each
- * kind of store; the fastest round of each decides (plain only if 10% faster), and the
- * creator sets the segment's stream_min, which every rank of the node reads. Ranks that share
- * cores do not probe (they would measure the scheduler); nor does an earlier team's reused
- * segment, which keeps its answer. docs/tuning.md, "Copies into shared memory". */
+ * (bcast 32 KB-512 KB 1.6-1.9x native against 1.1-1.6x with plain stores). Where they start
+ * depends on it too: in the EPYC machine's other mode plain stores won at 8 KB by 22-55% with
+ * changing data, while the two kinds were even at 32 KB. So the segment's creator and the next
+ * local rank measure it once, as the transports use it: the creator copies PROBE_SMALL and
+ * PROBE_BYTES into its outbox, the other copies them out, PROBE_ROUNDS rounds of each size
+ * with each kind of store; the fastest round of each decides (plain only if 10% faster): plain
+ * at the larger size, no non-temporal stores at all; else plain at the smaller, non-temporal
+ * from twice it; else from RCOLL_COPY_STREAM_MIN. The creator sets the segment's stream_min,
+ * which every rank of the node reads. Ranks that share cores do not probe (they would measure
+ * the scheduler); nor does an earlier team's reused segment, which keeps its answer.
+ * docs/tuning.md, "Copies into shared memory". */
 #define PROBE_BYTES (32 * 1024)
+#define PROBE_SMALL RCOLL_COPY_STREAM_MIN
 #define PROBE_ROUNDS 12
 #define PROBE_TIMEOUT_NS (50ull * 1000 * 1000)
 
@@ -2049,6 +2055,21 @@ static bool probe_wait(rcoll_line_t *line, uint64_t target, uint64_t deadline)
     return true;
 }
 
+/* Whether plain stores were at least 10% faster in the fastest rounds of each kind. */
+static bool plain_wins(const uint64_t best[2])
+{
+    return best[0] + best[0] / 10 < best[1];
+}
+
+/* Where non-temporal stores start, from the fastest rounds (ns) per size (small, large) and kind
+ * (plain, non-temporal). */
+static uint64_t probed_stream_min(const uint64_t best[2][2])
+{
+    if (plain_wins(best[1]))
+        return UINT64_MAX;
+    return plain_wins(best[0]) ? 2 * PROBE_SMALL : PROBE_SMALL;
+}
+
 static void probe_stores(shm_tl_t *s)
 {
     const rcoll_view_t *t = s->v;
@@ -2058,40 +2079,46 @@ static void probe_stores(shm_tl_t *s)
         return;
     unsigned char *buf = outbox_of(s, t->local_ranks[0], 1); /* unused until rank 0 publishes */
     unsigned char *mine = malloc(PROBE_BYTES);
-    uint64_t deadline = rcoll_now_ns() + PROBE_TIMEOUT_NS, best[2] = {UINT64_MAX, UINT64_MAX};
+    uint64_t deadline = rcoll_now_ns() + PROBE_TIMEOUT_NS;
+    uint64_t best[2][2] = {{UINT64_MAX, UINT64_MAX}, {UINT64_MAX, UINT64_MAX}};
     bool ok = mine != NULL;
     if (mine)
         memset(mine, 0x5a, PROBE_BYTES);
-    for (uint64_t round = 1; ok && round <= 2 * PROBE_ROUNDS; round++) {
-        bool nt = round & 1; /* the kinds alternate, as calls of different sizes would */
+    for (uint64_t round = 1; ok && round <= 4 * PROBE_ROUNDS; round++) {
+        bool nt = round & 1, large = round & 2; /* kinds and sizes alternate, as calls would */
+        size_t bytes = large ? PROBE_BYTES : PROBE_SMALL;
         if (t->local_rank == 1) { /* the reader */
             ok = probe_wait(&h->probe_round, round, deadline);
             if (ok)
-                memcpy(mine, buf, PROBE_BYTES);
+                memcpy(mine, buf, bytes);
             rcoll_line_post(&h->probe_ack, ok ? round : UINT64_MAX); /* a failed wait ends it */
             continue;
         }
         uint64_t t0 = rcoll_now_ns();
-        copy_stream(buf, mine, PROBE_BYTES, nt);
+        copy_stream(buf, mine, bytes, nt);
         rcoll_line_post(&h->probe_round, round);
         ok = probe_wait(&h->probe_ack, round, deadline) && atomic_load(&h->probe_ack.value) == round;
         uint64_t dt = rcoll_now_ns() - t0;
-        if (ok && round > 2 && dt < best[nt]) /* the first of each kind: warm-up */
-            best[nt] = dt;
+        if (ok && round > 4 && dt < best[large][nt]) /* the first of each: warm-up */
+            best[large][nt] = dt;
     }
     free(mine);
     if (t->local_rank == 0 && !ok) /* let the reader go */
         rcoll_line_post(&h->probe_round, UINT64_MAX);
     if (t->local_rank != 0)
         return;
-    bool plain = ok && best[0] + best[0] / 10 < best[1];
-    if (plain)
-        atomic_store_explicit(&h->stream_min, UINT64_MAX, memory_order_relaxed);
-    rcoll_view_log(t, RCOLL_LOG_INFO, "node transport: store probe, %d KB through the segment and "
-                   "back to back: plain stores %.1f us, non-temporal %.1f us: %s", PROBE_BYTES / 1024,
-                   ok ? (double)best[0] / 1000 : 0.0, ok ? (double)best[1] / 1000 : 0.0,
-                   !ok ? "abandoned (the other rank did not answer), non-temporal from 8 KB"
-                       : plain ? "plain stores" : "non-temporal from 8 KB");
+    uint64_t from = ok ? probed_stream_min(best) : RCOLL_COPY_STREAM_MIN;
+    atomic_store_explicit(&h->stream_min, from, memory_order_relaxed);
+    char choice[64];
+    if (from == UINT64_MAX)
+        snprintf(choice, sizeof choice, "plain stores");
+    else
+        snprintf(choice, sizeof choice, "non-temporal from %llu KB", (unsigned long long)(from / 1024));
+    rcoll_view_log(t, RCOLL_LOG_INFO, "node transport: store probe, through the segment and back to back, "
+                   "plain / non-temporal stores: %d KB %.1f / %.1f us, %d KB %.1f / %.1f us: %s%s",
+                   PROBE_SMALL / 1024, ok ? (double)best[0][0] / 1000 : 0.0, ok ? (double)best[0][1] / 1000 : 0.0,
+                   PROBE_BYTES / 1024, ok ? (double)best[1][0] / 1000 : 0.0, ok ? (double)best[1][1] / 1000 : 0.0,
+                   ok ? "" : "abandoned (the other rank did not answer), ", choice);
 }
 
 rcoll_status_t rcoll_node_tl_create(const rcoll_view_t *t, const rcoll_oob_t *oob,

@@ -2026,8 +2026,8 @@ static bool take_kept(shm_tl_t *s, const rcoll_tl_hello_t *hellos, pooled_t **he
  * call first took it back from the peer's cache (64 KB in 28 us against 3.3 with non-temporal
  * stores), on an Intel Xeon one the peer's reads of lines written around the caches cost more
  * (bcast 32 KB-512 KB 1.6-1.9x native against 1.1-1.6x with plain stores). Where they start
- * depends on it too: in the EPYC machine's other mode plain stores won at 8 KB by 22-55% with
- * changing data, while the two kinds were even at 32 KB. So the segment's creator and the next
+ * depends on it too: in another mode of the EPYC machine non-temporal stores made calls of 8 KB
+ * with changing data take 1.2-1.9x as long, while the two kinds were even at 32 KB. So the segment's creator and the next
  * local rank measure it once, as the transports use it: the creator copies PROBE_SMALL and
  * PROBE_BYTES into its outbox, the other copies them out, PROBE_ROUNDS rounds of each size
  * with each kind of store; the fastest round of each decides (plain only if 10% faster): plain

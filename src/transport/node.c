@@ -2026,14 +2026,14 @@ static bool take_kept(shm_tl_t *s, const rcoll_tl_hello_t *hellos, pooled_t **he
  * call first took it back from the peer's cache (64 KB in 28 us against 3.3 with non-temporal
  * stores), on an Intel Xeon one the peer's reads of lines written around the caches cost more
  * (bcast 32 KB-512 KB 1.6-1.9x native against 1.1-1.6x with plain stores). Where they start
- * depends on it too: in another mode of the EPYC machine non-temporal stores made calls of 8 KB
- * with changing data take 1.2-1.9x as long, while the two kinds were even at 32 KB. So the segment's creator and the next
- * local rank measure it once, as the transports use it: the creator copies PROBE_SMALL and
- * PROBE_BYTES into its outbox, the other copies them out, PROBE_ROUNDS rounds of each size
- * with each kind of store; the fastest round of each decides (plain only if 10% faster): plain
- * at the larger size, no non-temporal stores at all; else plain at the smaller, non-temporal
- * from twice it; else from RCOLL_COPY_STREAM_MIN. The creator sets the segment's stream_min,
- * which every rank of the node reads. Ranks that share cores do not probe (they would measure
+ * depends on it too: in another mode of the EPYC machine non-temporal stores made calls of
+ * 8 KB with changing data take 1.2-1.9x as long, while the two kinds were even at 32 KB. So
+ * the segment's creator and the next local rank measure it once, as the transports use it:
+ * the creator copies PROBE_SMALL and PROBE_BYTES into its outbox, the other copies them out,
+ * PROBE_ROUNDS rounds of each size with each kind of store; the fastest round of each decides
+ * (plain only if 10% faster): plain at the larger size, no non-temporal stores at all; else
+ * plain at the smaller, non-temporal from twice it; else from RCOLL_COPY_STREAM_MIN. The
+ * creator sets the segment's stream_min, which every rank of the node reads. Ranks that share cores do not probe (they would measure
  * the scheduler); nor does an earlier team's reused segment, which keeps its answer.
  * docs/tuning.md, "Copies into shared memory". */
 #define PROBE_BYTES (32 * 1024)

@@ -193,13 +193,12 @@ static bool has(uint64_t mask, int p)
 
 /* Calls whose blocks follow a pattern: a rank whose blocks to its peers are one region shared
  * by every peer (allgather, bcast, gather) or all of one length (alltoall, scatter) and fit the
- * board says so in its head word, and puts them in its slot's head run (up to
- * RCOLL_BOARD_HEAD_BYTES, from the head line's payload on) or its inline area, at offset 0
- * (shared) or at the peer's ordinal times the block (per peer). A receiver then finds its block
- * without the sender's descriptors: it learns the arrival and reads tiny data in one cache line,
- * as the blocking algorithms' published lines do, and the rest in the lines after it. A call
- * in the head run takes no inline area, so a rank runs as many such calls ahead as the board
- * has slots. */
+ * board says so in its head word, and puts them in its slot's head run (up to head_max, from
+ * the head line's payload on) or its inline area, at offset 0 (shared) or at the peer's
+ * ordinal times the block (per peer). A receiver then finds its block without the sender's
+ * descriptors: it learns the arrival and reads tiny data in one cache line, as the blocking
+ * algorithms' published lines do, and the rest in the lines after it. A call in the head run
+ * takes no inline area, so a rank runs as many such calls ahead as the board has slots. */
 #define DIRECT (1u << 31)
 #define DIRECT_PER_PEER (1u << 30)
 #define DIRECT_AREA (1u << 29)
@@ -230,6 +229,20 @@ static bool has(uint64_t mask, int p)
  * and wait no dearer than the blocking call (np=2 bcast_init and gather_init of 128 KB-1 MB
  * 0.30-0.58 of the blocking call's speed with 68 KB, 0.72-0.94 with the area). */
 #define SYMMETRIC_INLINE_MAX (40 * 1024)
+
+/* Where every rank has its own core, a call's blocks go in the head run only up to this many
+ * bytes, larger ones through the inline area: in the run, 512 B-1 KB took 1.02-1.71x as long
+ * (np=2, rcoll-ab, nonblocking and persistent allgather and alltoall 1.12-1.71x, bcast and
+ * gather 1.02-1.22x), up to 256 B the run is as fast or faster. Where ranks share cores the run takes all it holds: its depth (a slot per
+ * call, against RCOLL_NB_AREAS areas) lets a root run ahead of receivers waiting for a core
+ * (np=4, --sync none, bcast and gather of 512 B-1 KB 3-3.6x slower through the areas).
+ * docs/tuning.md, "Nonblocking collectives". */
+#define HEAD_OWN_CORE 256u
+
+static size_t head_max(const struct rcoll_request *r)
+{
+    return r->args.team->wait.crowded ? RCOLL_BOARD_HEAD_BYTES : HEAD_OWN_CORE;
+}
 
 /* The peers' ordinal of p seen from me (me skipped). */
 static int ordinal(int p, int me)
@@ -271,7 +284,7 @@ static uint32_t direct_word(const struct rcoll_request *r, const rcoll_board_des
     if (len > DIRECT_LEN || !(shared || equal))
         return 0;
     uint32_t word = DIRECT | (uint32_t)len | (shared ? 0 : DIRECT_PER_PEER);
-    if ((shared ? len : len * peers) <= RCOLL_BOARD_HEAD_BYTES)
+    if ((shared ? len : len * peers) <= head_max(r))
         return word;
     if ((shared ? align64(len) : align64(len) * peers) <= area)
         return word | DIRECT_AREA;
@@ -311,15 +324,15 @@ static bool pairs_head_only(const struct rcoll_request *r, rcoll_board_t *b)
     case RCOLL_COLL_BARRIER:
         return true;
     case RCOLL_COLL_ALLGATHER: /* one region every peer shares */
-        return m <= RCOLL_BOARD_HEAD_BYTES;
+        return m <= head_max(r);
     case RCOLL_COLL_BCAST:
-        return !root || m <= RCOLL_BOARD_HEAD_BYTES;
+        return !root || m <= head_max(r);
     case RCOLL_COLL_GATHER:
-        return root || m <= RCOLL_BOARD_HEAD_BYTES;
+        return root || m <= head_max(r);
     case RCOLL_COLL_ALLTOALL: /* a block per peer */
-        return all <= RCOLL_BOARD_HEAD_BYTES;
+        return all <= head_max(r);
     case RCOLL_COLL_SCATTER:
-        return !root || all <= RCOLL_BOARD_HEAD_BYTES;
+        return !root || all <= head_max(r);
     default:
         return false;
     }

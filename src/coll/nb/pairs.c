@@ -233,10 +233,10 @@ static bool has(uint64_t mask, int p)
 /* Where every rank has its own core, a call's blocks go in the head run only up to this many
  * bytes, larger ones through the inline area: in the run, 512 B-1 KB took 1.02-1.71x as long
  * (np=2, rcoll-ab, nonblocking and persistent allgather and alltoall 1.12-1.71x, bcast and
- * gather 1.02-1.22x), up to 256 B the run is as fast or faster. Where ranks share cores the run takes all it holds: its depth (a slot per
- * call, against RCOLL_NB_AREAS areas) lets a root run ahead of receivers waiting for a core
- * (np=4, --sync none, bcast and gather of 512 B-1 KB 3-3.6x slower through the areas).
- * docs/tuning.md, "Nonblocking collectives". */
+ * gather 1.02-1.22x), up to 256 B the run is as fast or faster. Where ranks share cores the
+ * run takes all it holds: its depth (a slot per call, against RCOLL_NB_AREAS areas) lets a
+ * root run ahead of receivers waiting for a core (np=4, --sync none, bcast and gather of
+ * 512 B-1 KB 3-3.6x slower through the areas). docs/tuning.md, "Nonblocking collectives". */
 #define HEAD_OWN_CORE 256u
 
 static size_t head_max(const struct rcoll_request *r)

@@ -2033,9 +2033,9 @@ static bool take_kept(shm_tl_t *s, const rcoll_tl_hello_t *hellos, pooled_t **he
  * PROBE_ROUNDS rounds of each size with each kind of store; the fastest round of each decides
  * (plain only if 10% faster): plain at the larger size, no non-temporal stores at all; else
  * plain at the smaller, non-temporal from twice it; else from RCOLL_COPY_STREAM_MIN. The
- * creator sets the segment's stream_min, which every rank of the node reads. Ranks that share cores do not probe (they would measure
- * the scheduler); nor does an earlier team's reused segment, which keeps its answer.
- * docs/tuning.md, "Copies into shared memory". */
+ * creator sets the segment's stream_min, which every rank of the node reads. Ranks that share
+ * cores do not probe (they would measure the scheduler); nor does an earlier team's reused
+ * segment, which keeps its answer. docs/tuning.md, "Copies into shared memory". */
 #define PROBE_BYTES (32 * 1024)
 #define PROBE_SMALL RCOLL_COPY_STREAM_MIN
 #define PROBE_ROUNDS 12

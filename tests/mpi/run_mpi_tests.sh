@@ -149,6 +149,32 @@ par() {
     run "$@" &
 }
 
+# The test/ folder of the source of the mpi4py that /usr/bin/python3 imports, fetched once by
+# pip into the build directory; nothing where there is no such mpi4py or pip cannot fetch it.
+mpi4py_tests() {
+    local v dir tmp py
+    v=$(/usr/bin/python3 -c 'import mpi4py; print(mpi4py.__version__)' 2>/dev/null) || return 0
+    dir="$BUILD/mpi4py-$v-source"
+    if [ ! -f "$dir/test/mpiunittest.py" ]; then
+        tmp=$(mktemp -d "${TMPDIR:-/tmp}/rcoll-mpi4py.XXXXXX")
+        for py in python3 /usr/bin/python3; do
+            timeout 300 "$py" -m pip download --quiet --no-deps --no-binary :all: "mpi4py==$v" \
+                -d "$tmp" >/dev/null 2>&1 && break
+        done
+        if [ -f "$tmp/mpi4py-$v.tar.gz" ]; then
+            mkdir -p "$dir" &&
+                tar -xzf "$tmp/mpi4py-$v.tar.gz" -C "$dir" --strip-components=1 "mpi4py-$v/test"
+        fi
+        rm -rf "$tmp"
+    fi
+    if [ -f "$dir/test/mpiunittest.py" ]; then echo "$dir/test"; fi
+}
+# In a sanitizer build (RCOLL_SANITIZE) the longer mpi4py_suite runs are left to the plain one.
+asan_build=0
+if [ -f "$BUILD/librcoll-mpi.so" ] && ldd "$BUILD/librcoll-mpi.so" 2>/dev/null | grep -q libasan; then
+    asan_build=1
+fi
+
 have_ompi=0
 have_mpich=0
 if [ -f "$BUILD/librcoll-mpi.so" ]; then
@@ -361,6 +387,24 @@ if [ $have_ompi -eq 1 ]; then
     else
         echo "SKIP mpi4py_check: /usr/bin/python3 cannot import mpi4py and numpy" \
             "(apt-get install python3-mpi4py python3-numpy)"
+    fi
+    # mpi4py's own collective tests (test/test_cco*.py of its source, the installed version):
+    # a third-party suite through rcoll, its blocking, nonblocking and reduction forms checked
+    # in the log at np=2; np=3 and 5 and emulated nodes outside the sanitizer build.
+    m4tests=$(mpi4py_tests)
+    if [ -n "$m4tests" ]; then
+        ln -sf "$SRC_TESTS/mpi4py_suite.py" "$BUILD/mpi4py_suite"
+        par ompi 2 120 "ran:barrier,allgather,alltoall,$all_colls,$all_reds" mpi4py_suite "$m4tests" \
+            -- RCOLL_LOG=info
+        par ompi 2 120 "req:$nb_forms,$rnb_forms" mpi4py_suite "$m4tests" -- RCOLL_LOG=info
+        par ompi 3 120 none mpi4py_suite "$m4tests"
+        if [ "$asan_build" = 0 ]; then
+            par ompi 5 180 none mpi4py_suite "$m4tests"
+            par ompi 4 120 none mpi4py_suite "$m4tests" -- RCOLL_PPN=2 UCX_TLS=tcp
+        fi
+    else
+        echo "SKIP mpi4py_suite: no mpi4py for /usr/bin/python3, or its source could not be" \
+            "fetched by pip (python3 -m pip download --no-binary :all: mpi4py==VERSION)"
     fi
     for src in "$SRC_TESTS"/*.c; do
         t=$(basename "$src" .c)

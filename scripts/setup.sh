@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what rcoll needs on a fresh Debian machine (when run as root; otherwise it only checks):
 # a C toolchain, cmake, Open MPI, MPICH, the UCX headers, OpenBLAS (the matmul application
-# kernel), mpi4py and numpy for /usr/bin/python3 (the drop-in's mpi4py test), and matplotlib for
-# the report plots.
+# kernel), mpi4py and numpy for /usr/bin/python3 (the drop-in's mpi4py tests; pip, setuptools
+# and its headers to build mpi4py for MPICH), and matplotlib for the report plots.
 set -euo pipefail
 need_pkgs=()
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -19,6 +19,12 @@ have fi_info || need_pkgs+=(libfabric-bin)
 { have pkg-config && pkg-config --exists openblas; } || need_pkgs+=(libopenblas-dev)
 # mpi4py for the MPI drop-in tests (Debian's, built for Open MPI, for /usr/bin/python3).
 /usr/bin/python3 -c 'import mpi4py, numpy' 2>/dev/null || need_pkgs+=(python3-mpi4py python3-numpy)
+# pip, setuptools and the headers of /usr/bin/python3: the drop-in tests build the same mpi4py
+# for MPICH to run its own test suite there (tests/mpi/run_mpi_tests.sh).
+/usr/bin/python3 -m pip --version >/dev/null 2>&1 || need_pkgs+=(python3-pip)
+/usr/bin/python3 -c 'import setuptools' 2>/dev/null || need_pkgs+=(python3-setuptools)
+/usr/bin/python3 -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(
+    sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null || need_pkgs+=(python3-dev)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
         echo "setup: installing ${need_pkgs[*]}"

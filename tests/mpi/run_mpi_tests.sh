@@ -313,6 +313,10 @@ p_forms=MPI_Barrier_init,MPI_Allgather_init,MPI_Alltoall_init,MPI_Bcast_init,MPI
 
 # The nonblocking reductions test_mpi_reduce_nb posts, and (MPI-4: MPICH) the persistent ones.
 rnb_forms=MPI_Iallreduce,MPI_Ireduce,MPI_Ireduce_scatter_block,MPI_Ireduce_scatter,MPI_Iscan,MPI_Iexscan
+# What the log of mpi4py's collective tests (mpi4py_suite, np=2) must show rcoll running, under
+# either MPI: every blocking collective and reduction, and every nonblocking form as a request.
+m4_ran="ran:barrier,allgather,alltoall,$all_colls,$all_reds"
+m4_req="req:$nb_forms,$rnb_forms"
 rp_forms=MPI_Allreduce_init,MPI_Reduce_init,MPI_Reduce_scatter_block_init,MPI_Reduce_scatter_init,MPI_Scan_init,MPI_Exscan_init
 
 # Tests that this script knows; any other tests/mpi/*.c runs once per MPI with no arguments.
@@ -409,9 +413,8 @@ if [ $have_ompi -eq 1 ]; then
     m4tests=$(mpi4py_tests)
     if [ -n "$m4tests" ]; then
         ln -sf "$SRC_TESTS/mpi4py_suite.py" "$BUILD/mpi4py_suite"
-        par ompi 2 120 "ran:barrier,allgather,alltoall,$all_colls,$all_reds" mpi4py_suite "$m4tests" \
-            -- RCOLL_LOG=info
-        par ompi 2 120 "req:$nb_forms,$rnb_forms" mpi4py_suite "$m4tests" -- RCOLL_LOG=info
+        par ompi 2 120 "$m4_ran" mpi4py_suite "$m4tests" -- RCOLL_LOG=info
+        par ompi 2 120 "$m4_req" mpi4py_suite "$m4tests" -- RCOLL_LOG=info
         par ompi 3 120 none mpi4py_suite "$m4tests"
         if [ "$asan_build" = 0 ]; then
             par ompi 5 180 none mpi4py_suite "$m4tests"
@@ -490,10 +493,8 @@ if [ $have_mpich -eq 1 ]; then
     if [ -n "$m4tests" ] && [ "$asan_build" = 0 ]; then m4mpich=$(mpi4py_mpich "$m4tests"); fi
     if [ -n "$m4mpich" ]; then
         ln -sf "$SRC_TESTS/mpi4py_suite.py" "$BUILD/mpi4py_suite-mpich"
-        run mpich 2 120 "ran:barrier,allgather,alltoall,$all_colls,$all_reds" mpi4py_suite "$m4tests" \
-            -- RCOLL_LOG=info "PYTHONPATH=$m4mpich"
-        run mpich 2 120 "req:$nb_forms,$rnb_forms" mpi4py_suite "$m4tests" -- RCOLL_LOG=info \
-            "PYTHONPATH=$m4mpich"
+        run mpich 2 120 "$m4_ran" mpi4py_suite "$m4tests" -- RCOLL_LOG=info "PYTHONPATH=$m4mpich"
+        run mpich 2 120 "$m4_req" mpi4py_suite "$m4tests" -- RCOLL_LOG=info "PYTHONPATH=$m4mpich"
     elif [ "$asan_build" = 0 ]; then
         echo "SKIP mpi4py_suite under MPICH: mpi4py's source not fetched, or not built for MPICH" \
             "(needs /usr/bin/python3 with pip and its headers: python3-pip python3-dev)"

@@ -1372,7 +1372,13 @@ static void shm_destroy(rcoll_tl_t *tl)
     if (s->net)
         net_finish(s);
     rcoll_net_destroy(s->net);
+    /* The board numbers a kept segment goes on from: the last this team posted, or, if it
+     * posted none, those it started from (a reused segment's: a team that only made and freed
+     * requests would hand 0 on, and the next team's posts would read the words left behind as
+     * its own, finished calls, with the data of older ones). */
     uint64_t nb_seq = s->base.board ? rcoll_board_last_seq(s->base.board) : 0;
+    if (nb_seq < s->base.first_nb_seq)
+        nb_seq = s->base.first_nb_seq;
     rcoll_board_detach(s->base.board);
     free(s->adv_seen);
     free(s->heard);

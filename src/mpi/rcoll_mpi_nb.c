@@ -15,6 +15,10 @@
  *   such a communicator's nonblocking and persistent collectives go to PMPI_ (said once at
  *   RCOLL_LOG=info). A reduction with a user operation also goes to PMPI_ on a "thread" team
  *   below MPI_THREAD_MULTIPLE (see route()).
+ * - A persistent request runs on a team of its own (own_team: a split of the communicator made
+ *   at its initialization, freed with the request), because MPI matches persistent collectives
+ *   at their initialization and lets ranks start them in any order, while rcoll numbers a
+ *   team's requests as they start.
  * - A plan owns what its request needs until it is freed: temporaries, datatype duplicates,
  *   and whatever the body hooked to its release (rmpi_plan_on_free: a user operation's rcoll
  *   op and its hold on the caller's datatype), released after the rcoll request.
@@ -110,6 +114,7 @@ struct rmpi_plan {
     const char *name;
     rcoll_team_t *team;
     rmpi_hold_t *hold;
+    MPI_Comm own;         /* a persistent request's own communicator (MPI_COMM_NULL: none) */
     rcoll_request_t *req; /* NULL: nothing to move (completes at once) */
     MPI_Request handle;   /* the program's handle (MPI_REQUEST_NULL: none) */
     int where;            /* IN_* */
@@ -276,7 +281,9 @@ static void plan_put(rmpi_plan_t *p)
         plan_destroy(p);
 }
 
-static rmpi_plan_t *plan_new(const rmpi_call_t *c, rmpi_mode_t mode)
+/* A plan for the call on c->team; `own`: the communicator of that team when it is the
+ * persistent request's own (freed with the plan), else MPI_COMM_NULL. */
+static rmpi_plan_t *plan_new(const rmpi_call_t *c, rmpi_mode_t mode, MPI_Comm own)
 {
     rmpi_plan_t *p = plan_get();
     if (p == NULL)
@@ -285,7 +292,8 @@ static rmpi_plan_t *plan_new(const rmpi_call_t *c, rmpi_mode_t mode)
     p->comm = c->comm;
     p->name = c->name;
     p->team = c->team;
-    p->hold = rmpi_team_hold(c->comm);
+    p->own = own;
+    p->hold = rmpi_team_hold(own != MPI_COMM_NULL ? own : c->comm);
     return p;
 }
 
@@ -306,6 +314,8 @@ static void plan_free(rmpi_plan_t *p)
         free(m);
     }
     rmpi_team_release(p->hold);
+    if (p->own != MPI_COMM_NULL)
+        PMPI_Comm_free(&p->own); /* local; its team goes with the last hold */
     plan_put(p);
 }
 
@@ -554,6 +564,33 @@ static void coll_status(MPI_Status *s)
 
 /* ---- posting ---- */
 
+/* A persistent request's own team, on a communicator of its own (*own: PMPI_Comm_split of the
+ * call's, which copies no attribute; c->team becomes its team). MPI matches a persistent
+ * collective at its initialization, which every rank makes in the same order, and lets ranks
+ * start such requests in different orders (MPICH's test p_order: MPI_Bcast_init, then
+ * MPI_Barrier_init; rank 0 starts the bcast first, rank 1 the barrier); on a team of its own
+ * each request's starts are numbered apart from every other call. The initialization is
+ * collective (MPI calls it nonlocal), so the split and the team's creation may synchronize.
+ * 0 (nothing kept) where the team cannot be made, alike on every rank: the call goes to
+ * PMPI_ on the caller's communicator. */
+static int own_team(rmpi_call_t *c, MPI_Comm *own)
+{
+    *own = MPI_COMM_NULL;
+    if (PMPI_Comm_split(c->comm, 0, c->rank, own) != MPI_SUCCESS) {
+        *own = MPI_COMM_NULL;
+        return 0;
+    }
+    rcoll_team_t *t = rmpi_team_for(*own);
+    const char *how = t != NULL ? rcoll_team_progress_mode(t) : NULL;
+    if (how == NULL || (strcmp(how, "peers") != 0 && strcmp(how, "thread") != 0)) {
+        PMPI_Comm_free(own);
+        *own = MPI_COMM_NULL;
+        return 0;
+    }
+    c->team = t;
+    return 1;
+}
+
 /* Decides the route of a nonblocking or persistent call: 1 rcoll (c->plan set; NULL if out of
  * memory), 0 PMPI_. The same answer on every rank. `user_op`: a reduction with a user
  * operation, whose function runs wherever rcoll folds: on a team with a progress thread that
@@ -575,7 +612,12 @@ static int route(rmpi_call_t *c, MPI_Comm comm, const char *name, int root, rmpi
         rmpi_thread_level() != MPI_THREAD_MULTIPLE)
         return 0;
     tend_orphans(c->team);
-    c->plan = plan_new(c, mode);
+    MPI_Comm own = MPI_COMM_NULL;
+    if (mode == RMPI_INIT && c->size > 1 && !own_team(c, &own))
+        return 0;
+    c->plan = plan_new(c, mode, own);
+    if (c->plan == NULL && own != MPI_COMM_NULL)
+        PMPI_Comm_free(&own);
     return 1;
 }
 

@@ -914,6 +914,49 @@ static int persistent(int rep)
     op_free(&b);
     return calls + 6;
 }
+
+/* Persistent requests started in a different order on every rank (MPI matches a persistent
+ * collective at its initialization, which every rank makes in the same order): one of every
+ * kind initialized in kind order, each round started in an order rotated by the rank (and
+ * reversed on odd ranks) with a blocking MPI_Bcast on the same communicator between two
+ * starts at a place that depends on the rank, then MPI_Waitall; three rounds with new
+ * contents; freed in another order per rank. */
+static int persistent_any_order(int rep)
+{
+    enum { N = K_COUNT };
+    op_t o[N];
+    MPI_Request reqs[N];
+    for (int k = 0; k < N; k++) {
+        op_setup(&o[k], k, sizes[1 + (k + rep) % 3], k % wsize, MPI_COMM_WORLD, 0);
+        op_post(&o[k], 1);
+    }
+    for (int round = 0; round < 3; round++) {
+        for (int k = 0; k < N; k++)
+            op_fill(&o[k], rep * 100 + round * 7 + k + 50);
+        int between = (wrank + round) % N;
+        for (int j = 0; j < N; j++) {
+            int k = wrank % 2 ? N - 1 - (j + wrank) % N : (j + wrank) % N;
+            CHECK_MPI(MPI_Start(&o[k].req));
+            if (j != between)
+                continue;
+            int v = wrank == 0 ? round + 40 : -1;
+            CHECK_MPI(MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD));
+            if (v != round + 40)
+                FAIL("persistent started in any order: the MPI_Bcast between gave %d", v);
+        }
+        for (int k = 0; k < N; k++)
+            reqs[k] = o[k].req;
+        CHECK_MPI(MPI_Waitall(N, reqs, statuses_ignore));
+        for (int k = 0; k < N; k++)
+            op_check(&o[k]);
+    }
+    for (int j = 0; j < N; j++) {
+        int k = (j + wrank) % N;
+        CHECK_MPI(MPI_Request_free(&o[k].req));
+        op_free(&o[k]);
+    }
+    return 3 * N;
+}
 #endif
 
 /* ---- threads ---- */
@@ -1004,7 +1047,7 @@ int main(int argc, char **argv)
         request_free(rep, freed + 2 * rep);
 #if MPI_VERSION >= 4
         if (strict)
-            calls += persistent(rep);
+            calls += persistent(rep) + persistent_any_order(rep);
 #endif
     }
     MPI_Comm_free(&split);

@@ -2,7 +2,8 @@
 # Installs what rcoll needs on a fresh Debian machine (when run as root; otherwise it only checks):
 # a C toolchain, cmake, Open MPI, MPICH, the UCX headers, OpenBLAS (the matmul application
 # kernel), mpi4py and numpy for /usr/bin/python3 (the drop-in's mpi4py tests; pip, setuptools
-# and its headers to build mpi4py for MPICH), and matplotlib for the report plots.
+# and its headers to build mpi4py for MPICH), curl and xz (MPICH's test suite, fetched by the
+# drop-in tests), and matplotlib for the report plots.
 set -euo pipefail
 need_pkgs=()
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -25,6 +26,9 @@ have fi_info || need_pkgs+=(libfabric-bin)
 /usr/bin/python3 -c 'import setuptools' 2>/dev/null || need_pkgs+=(python3-setuptools)
 /usr/bin/python3 -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(
     sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null || need_pkgs+=(python3-dev)
+# curl and xz: the drop-in tests fetch MPICH's own test suite from Debian's archive.
+have curl || need_pkgs+=(curl)
+have xz || need_pkgs+=(xz-utils)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
         echo "setup: installing ${need_pkgs[*]}"

@@ -143,6 +143,25 @@ run() {
     rm -f "$out"
 }
 
+# MPICH's own collective test suite with the drop-in preloaded (mpich_coll_suite.sh: fetched
+# from Debian's archive and built once per build directory), under FLAVOR, np at most 4; alone
+# (it starts its own mpiruns). SKIP where it cannot be fetched.
+mpich_suite() {
+    local flavor=$1 out rc=0 t0=$(date +%s)
+    out=$(bash "$SRC_TESTS/mpich_coll_suite.sh" "$BUILD" "$flavor" 4 2>&1) || rc=$?
+    if [ $rc -eq 0 ] && grep -q '^OK mpich_coll_suite' <<<"$out"; then
+        echo "PASS mpich_coll_suite ($flavor, $(($(date +%s) - t0)) s)"
+        grep '^OK mpich_coll_suite' <<<"$out" | sed 's/^/     /'
+        echo pass >>"$LOG/results"
+    elif [ $rc -eq 0 ] && grep -q '^SKIP mpich_coll_suite' <<<"$out"; then
+        grep '^SKIP mpich_coll_suite' <<<"$out"
+    else
+        echo "FAIL mpich_coll_suite ($flavor): exit status $rc"
+        tail -n 60 <<<"$out" | sed 's/^/     /'
+        echo fail >>"$LOG/results"
+    fi
+}
+
 # par ARGS...: `run ARGS...` in the background, at most jobs_max at a time (collect with wait).
 par() {
     while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
@@ -429,6 +448,8 @@ if [ $have_ompi -eq 1 ]; then
         case "$known" in *" $t "*) ;; *) par ompi 3 60 none "$t" ;; esac
     done
     wait
+    # MPICH's collective test suite, built for Open MPI (outside the sanitizer build).
+    [ "$asan_build" = 0 ] && mpich_suite ompi
     # Randomized sequences of every collective and form, checked against local results (seeds
     # differ per run; a failure prints the seed, np and call to rerun).
     par ompi 2 60 none test_mpi_fuzz 2 20000
@@ -503,6 +524,11 @@ if [ $have_mpich -eq 1 ]; then
         t=$(basename "$src" .c)
         case "$known" in *" $t "*) ;; *) run mpich 2 60 none "$t" ;; esac
     done
+    # MPICH's own collective test suite (outside the sanitizer build).
+    if [ "$asan_build" = 0 ]; then
+        wait # (alone: MPICH's ranks busy-poll)
+        mpich_suite mpich
+    fi
 fi
 
 wait

@@ -110,7 +110,6 @@ static struct {
     int keyval;          /* communicator attribute holding a struct team_node * or &g.pmpi_marker */
     int thread_level;    /* provided by MPI (the highest of all ranks where agreed) */
     int host_procs;      /* processes of the job on this host (MPI_Init), 0: not known */
-    int agreed;          /* state and thread level agreed by every rank (setup from MPI_Init) */
     int disabled;        /* RCOLL_MPI_DISABLE */
     int log_level;       /* RCOLL_LOG (LOG_*) */
     _Atomic int logged[ASIDE_COUNT]; /* the line for this reason was printed */
@@ -337,7 +336,6 @@ static void setup(int agree)
     if (agree && PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
         all[0] = 1;
     g.thread_level = all[1];
-    g.agreed = agree;
     g.nb.locking = g.thread_level == MPI_THREAD_MULTIPLE;
     if (agree && !all[0])
         g.host_procs = host_procs();
@@ -675,23 +673,6 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     return rc;
 }
 
-/* MPICH 4.0 over UCX's tcp transport can hang in MPI_Finalize (one rank in its UCX disconnect,
- * the other already in the PMI barrier after it) when a persistent request was freed just
- * before, with no synchronization between: natively, a program that does an MPI_Allreduce,
- * MPI_Recv_init and MPI_Request_free, then MPI_Finalize hung in 1-6 of 60 runs at every thread
- * level, and in none with an MPI_Barrier after the free. The drop-in frees its kept handles
- * (rcoll_mpi_nb.c) right before PMPI_Finalize, so it synchronizes MPI_COMM_WORLD first, on
- * every rank alike (state and agreement are the same everywhere; MPI_Finalize is collective). */
-static void finalize_sync(int state)
-{
-#ifdef MPICH_VERSION
-    if (state == STATE_ON && g.agreed)
-        PMPI_Barrier(MPI_COMM_WORLD);
-#else
-    (void)state;
-#endif
-}
-
 /* Called once no other thread is in MPI (MPI's rule). */
 int MPI_Finalize(void)
 {
@@ -713,7 +694,6 @@ int MPI_Finalize(void)
         if (g.ctx != NULL)
             rcoll_context_destroy(g.ctx);
         g.ctx = NULL;
-        finalize_sync(state);
     }
     atomic_store(&g.state, STATE_FINALIZED);
     return PMPI_Finalize();

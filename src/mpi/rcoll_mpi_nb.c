@@ -1446,7 +1446,13 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
 
 /* ---- MPI_Finalize ---- */
 
-/* The kept plans, freed with their handles (MPI_Finalize, after the last one was released). */
+/* The kept plans, freed (MPI_Finalize, after the last one was released) with their handles,
+ * except under MPICH, whose MPI_Finalize frees them: MPICH 4.0 over UCX's tcp transport can
+ * hang in MPI_Finalize (one rank in its UCX disconnect, the others in the PMI barrier after it)
+ * when a persistent request was freed just before (natively, MPI_Allreduce, then MPI_Recv_init
+ * and MPI_Request_free, then MPI_Finalize: 5 and 6 of 60 runs hung; without the free, 0 of 60;
+ * docs/mpi.md, "Known issue"). A PMPI_Barrier before PMPI_Finalize instead made MPICH's own
+ * finalize hang after blocking collectives across emulated nodes. */
 static void spares_free(rmpi_nb_t *nb)
 {
     for (;;) {
@@ -1455,6 +1461,9 @@ static void spares_free(rmpi_nb_t *nb)
         unlock(nb);
         if (p == NULL)
             return;
+#ifdef MPICH_VERSION
+        p->handle = MPI_REQUEST_NULL; /* left to PMPI_Finalize */
+#endif
         plan_destroy(p);
     }
 }

@@ -15,8 +15,8 @@
  *   such a communicator's nonblocking and persistent collectives go to PMPI_ (said once at
  *   RCOLL_LOG=info). A reduction with a user operation also goes to PMPI_ on a "thread" team
  *   below MPI_THREAD_MULTIPLE (see route()).
- * - A persistent request runs on a team of its own (own_team: a split of the communicator made
- *   at its initialization, freed with the request), because MPI matches persistent collectives
+ * - On one node a persistent request runs on a team of its own (own_team: a split of the
+ *   communicator made at its initialization, freed with the request), because MPI matches persistent collectives
  *   at their initialization and lets ranks start them in any order, while rcoll numbers a
  *   team's requests as they start.
  * - A plan owns what its request needs until it is freed: temporaries, datatype duplicates,
@@ -572,7 +572,11 @@ static void coll_status(MPI_Status *s)
  * each request's starts are numbered apart from every other call. The initialization is
  * collective (MPI calls it nonlocal), so the split and the team's creation may synchronize.
  * 0 (nothing kept) where the team cannot be made, alike on every rank: the call goes to
- * PMPI_ on the caller's communicator. */
+ * PMPI_ on the caller's communicator. Only on one node (progress mode "peers"): a team across
+ * nodes has network endpoints of its own, and a request freed on one rank while a peer's
+ * progress thread still reaches it made UCX abort ("Connection refused", MPICH, emulated
+ * nodes over tcp with RCOLL_PROGRESS=thread); there the requests share the communicator's
+ * team and must be started in the same order on every rank. */
 static int own_team(rmpi_call_t *c, MPI_Comm *own)
 {
     *own = MPI_COMM_NULL;
@@ -582,7 +586,7 @@ static int own_team(rmpi_call_t *c, MPI_Comm *own)
     }
     rcoll_team_t *t = rmpi_team_for(*own);
     const char *how = t != NULL ? rcoll_team_progress_mode(t) : NULL;
-    if (how == NULL || (strcmp(how, "peers") != 0 && strcmp(how, "thread") != 0)) {
+    if (how == NULL || strcmp(how, "peers") != 0) {
         PMPI_Comm_free(own);
         *own = MPI_COMM_NULL;
         return 0;
@@ -613,7 +617,7 @@ static int route(rmpi_call_t *c, MPI_Comm comm, const char *name, int root, rmpi
         return 0;
     tend_orphans(c->team);
     MPI_Comm own = MPI_COMM_NULL;
-    if (mode == RMPI_INIT && c->size > 1 && !own_team(c, &own))
+    if (mode == RMPI_INIT && c->size > 1 && strcmp(how, "peers") == 0 && !own_team(c, &own))
         return 0;
     c->plan = plan_new(c, mode, own);
     if (c->plan == NULL && own != MPI_COMM_NULL)

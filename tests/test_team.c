@@ -140,6 +140,35 @@ static unsigned char pat(int src, int dst, int round, size_t i)
     return (unsigned char)(src * 31 + dst * 7 + round * 13 + (int)i * 3 + 1);
 }
 
+/* reuse_calls' requests on `team`, blocks of b bytes: a nonblocking alltoall, then a
+ * persistent allgather started twice with new contents; 0 when all are right. */
+static int reuse_requests(rcoll_team_t *team, int round, unsigned char *send, unsigned char *recv,
+                          size_t b)
+{
+    int me = rcoll_team_rank(team), n = rcoll_team_size(team), bad = 0;
+    for (int d = 0; d < n; d++)
+        for (size_t i = 0; i < b; i++)
+            send[(size_t)d * b + i] = pat(me, d, round, i);
+    rcoll_request_t *req = NULL;
+    bad = rcoll_ialltoall(team, send, recv, b, &req) != RCOLL_OK || rcoll_wait(req) != RCOLL_OK;
+    rcoll_request_free(req);
+    for (int r = 0; !bad && r < n; r++)
+        for (size_t i = 0; !bad && i < b; i++)
+            bad = recv[(size_t)r * b + i] != pat(r, me, round, i);
+    req = NULL;
+    bad = bad || rcoll_allgather_init(team, send, recv, b, &req) != RCOLL_OK;
+    for (int k = 0; !bad && k < 2; k++) {
+        for (size_t i = 0; i < b; i++)
+            send[i] = pat(me, k, round + 1, i);
+        bad = rcoll_start(req) != RCOLL_OK || rcoll_wait(req) != RCOLL_OK;
+        for (int r = 0; !bad && r < n; r++)
+            for (size_t i = 0; !bad && i < b; i++)
+                bad = recv[(size_t)r * b + i] != pat(r, k, round + 1, i);
+    }
+    rcoll_request_free(req);
+    return bad;
+}
+
 /* One round's calls on `team`, every result checked; 0 when all are right. `nb`: the
  * nonblocking and persistent calls too (a team without them hands its kept segment on with the
  * board's numbers it started from: the next team's posts must not read older words as theirs). */
@@ -166,32 +195,9 @@ static int reuse_calls(rcoll_team_t *team, int round, int nb)
         for (size_t i = 0; !bad && i < m; i++)
             bad = recv[i] != pat(root, k, round, i);
     }
-    /* alltoall, nonblocking */
-    size_t b = m < 512 ? m : 512;
-    rcoll_request_t *req = NULL;
-    if (!nb)
-        goto reduce;
-    for (int d = 0; !bad && d < n; d++)
-        for (size_t i = 0; i < b; i++)
-            send[(size_t)d * b + i] = pat(me, d, round, i);
-    bad = bad || rcoll_ialltoall(team, send, recv, b, &req) != RCOLL_OK || rcoll_wait(req) != RCOLL_OK;
-    rcoll_request_free(req);
-    for (int r = 0; !bad && r < n; r++)
-        for (size_t i = 0; !bad && i < b; i++)
-            bad = recv[(size_t)r * b + i] != pat(r, me, round, i);
-    /* persistent allgather, started twice with new contents */
-    req = NULL;
-    bad = bad || rcoll_allgather_init(team, send, recv, b, &req) != RCOLL_OK;
-    for (int k = 0; !bad && k < 2; k++) {
-        for (size_t i = 0; i < b; i++)
-            send[i] = pat(me, k, round + 1, i);
-        bad = rcoll_start(req) != RCOLL_OK || rcoll_wait(req) != RCOLL_OK;
-        for (int r = 0; !bad && r < n; r++)
-            for (size_t i = 0; !bad && i < b; i++)
-                bad = recv[(size_t)r * b + i] != pat(r, k, round + 1, i);
-    }
-    rcoll_request_free(req);
-reduce:
+    /* the requests: alltoall nonblocking, allgather persistent */
+    if (nb && !bad)
+        bad = reuse_requests(team, round, send, recv, m < 512 ? m : 512);
     /* allreduce of doubles */
     double x[5], y[5];
     for (int i = 0; i < 5; i++)
@@ -211,7 +217,8 @@ typedef struct {
 } reuse_case_t;
 
 /* 150 rounds: a team (every third round two, destroyed in either order), checked calls on
- * each (every fourth round's first team without requests). Exit status 5 when more distinct segments were mapped than the case allows. */
+ * each (every fourth round's first team without requests). Exit status 5 when more distinct
+ * segments were mapped than the case allows. */
 static int reuse_main(int rank, const rcoll_oob_t *oob, void *arg)
 {
     const reuse_case_t *c = arg;

@@ -579,7 +579,6 @@ static void coll_status(MPI_Status *s)
  * team and must be started in the same order on every rank. */
 static int own_team(rmpi_call_t *c, MPI_Comm *own)
 {
-    *own = MPI_COMM_NULL;
     if (PMPI_Comm_split(c->comm, 0, c->rank, own) != MPI_SUCCESS) {
         *own = MPI_COMM_NULL;
         return 0;

@@ -6,7 +6,8 @@
  * ever starting, blocking calls interleaved with outstanding requests; every call's data checked
  * and guard bytes after every receive buffer. Then: progress without the caller (a rank posts
  * and computes outside rcoll; its peers complete meanwhile), a root running more calls ahead of
- * ranks that are away than the board has slots, and peer failure (a rank that dies
+ * ranks that are away than the board has slots, several teams of one context with requests
+ * outstanding on each while the next is created, and peer failure (a rank that dies
  * before posting, or between post and wait: the others return an error, never hang).
  * Options: --quick (fewer sizes and team sizes), --np LIST, --coll LIST. Runs under whatever
  * RCOLL_* the environment sets (the test command also runs it with RCOLL_NB_SLOTS=0, the
@@ -482,6 +483,99 @@ static int ahead_rank(int rank, const rcoll_oob_t *oob, void *arg)
     return on_team(oob, rank, ahead);
 }
 
+/* ---- several teams side by side ---- */
+
+/* One context, SIDE_TEAMS teams of the same ranks, each with requests outstanding while the
+ * next team is created and its first calls run: with a progress thread per team (RCOLL_PROGRESS
+ * =thread across nodes) the teams' threads work the context's one network worker at once, and
+ * a team's creation runs while the others' threads work it. Each round posts one call on every
+ * team made so far, the teams taken in an order that differs from rank to rank (each team's own
+ * calls stay in order), then waits for them in reverse order and checks their data. */
+#define SIDE_TEAMS 4
+#define SIDE_CHURN 20
+
+/* Teams made, used at once and destroyed, SIDE_CHURN times, while every rank but the last waits
+ * in an ibarrier on `t` (its progress thread works the network all along): a peer's first
+ * writes into a new team must not be lost while this rank still finishes creating it. */
+static int churn(rcoll_context_t *ctx, const rcoll_oob_t *oob, rcoll_team_t *t, int rank)
+{
+    int size = oob->size, fails = 0;
+    rcoll_request_t *bar = NULL;
+    if (rank < size - 1 && rcoll_ibarrier(t, &bar) != RCOLL_OK)
+        return 1;
+    for (int j = 0; j < SIDE_CHURN && !fails; j++) {
+        rcoll_team_t *x;
+        uint64_t mine = (uint64_t)(rank + 1) << 32 | (uint64_t)j, all[64];
+        if (rcoll_team_create(ctx, oob, &x) != RCOLL_OK)
+            return 1;
+        if (rcoll_allgather(x, &mine, all, sizeof mine) != RCOLL_OK) {
+            fprintf(stderr, "rank %d: churn %d: %s\n", rank, j, rcoll_team_last_error(x));
+            fails++;
+        }
+        for (int r = 0; r < size && !fails; r++)
+            fails += all[r] != ((uint64_t)(r + 1) << 32 | (uint64_t)j);
+        rcoll_team_destroy(x);
+    }
+    if (rank == size - 1 && rcoll_ibarrier(t, &bar) != RCOLL_OK)
+        return 1;
+    fails += rcoll_wait(bar) != RCOLL_OK;
+    rcoll_request_free(bar);
+    return fails;
+}
+
+static int side_rank(int rank, const rcoll_oob_t *oob, void *arg)
+{
+    (void)arg;
+    static const rcoll_coll_t kinds[] = {RCOLL_COLL_ALLGATHER, RCOLL_COLL_ALLTOALL, RCOLL_COLL_BCAST,
+                                         RCOLL_COLL_GATHERV};
+    static const size_t ms[] = {7, 4097, 65539};
+    int size = oob->size, fails = 0, made = 0;
+    rcoll_context_t *ctx;
+    rcoll_team_t *teams[SIDE_TEAMS];
+    if (rcoll_context_create(&ctx) != RCOLL_OK)
+        return 1;
+    for (int round = 0; round < 3 * SIDE_TEAMS && !fails; round++) {
+        slot_t s[SIDE_TEAMS];
+        int n = made;
+        for (int k = 0; k < n; k++) { /* the teams made so far, then a new one */
+            int tk = (k + rank) % n;
+            setup(&s[tk], kinds[(round + tk) % 4], ms[(round + tk) % 3], (round + tk) % size,
+                  1000 + round * SIDE_TEAMS + tk, 0, rank, size);
+            fill_send(&s[tk], rank, size);
+            if (post(teams[tk], &s[tk], rank, 0) != RCOLL_OK) {
+                fprintf(stderr, "rank %d: side by side: post on team %d: %s\n", rank, tk,
+                        rcoll_team_last_error(teams[tk]));
+                return 1;
+            }
+        }
+        if (made < SIDE_TEAMS && rcoll_team_create(ctx, oob, &teams[made++]) != RCOLL_OK) {
+            fprintf(stderr, "rank %d: side by side: team %d not created\n", rank, made - 1);
+            return 1;
+        }
+        if (made == 1 && churn(ctx, oob, teams[0], rank)) {
+            fprintf(stderr, "rank %d: side by side: teams made while another waits failed\n", rank);
+            return 1;
+        }
+        for (int k = n - 1; k >= 0; k--) {
+            if (rcoll_wait(s[k].req) != RCOLL_OK || check_recv(&s[k], rank, size)) {
+                fprintf(stderr, "rank %d/%d: side by side: %s of %zu bytes on team %d (round %d) "
+                        "failed: %s\n", rank, size, rcoll_coll_name(s[k].coll), s[k].m, k, round,
+                        rcoll_team_last_error(teams[k]));
+                fails++;
+            }
+            rcoll_request_free(s[k].req);
+            teardown(&s[k]);
+        }
+    }
+    for (int i = 0; i < made; i++) {
+        if (!fails)
+            rcoll_barrier(teams[i]);
+        rcoll_team_destroy(teams[i]);
+    }
+    rcoll_context_destroy(ctx);
+    return fails ? 1 : 0;
+}
+
 /* ---- peer failure ---- */
 
 static int failure_rank(int rank, const rcoll_oob_t *oob, void *arg)
@@ -578,6 +672,14 @@ int main(int argc, char **argv)
             failed++;
         } else {
             printf("  root ahead np=%d ok\n", np);
+        }
+    }
+    for (int np = 4; np <= 5; np++) {
+        if (rcoll_fork_run(np, side_rank, NULL, 120)) {
+            printf("FAIL teams side by side np=%d\n", np);
+            failed++;
+        } else {
+            printf("  teams side by side np=%d ok\n", np);
         }
     }
     setenv("RCOLL_TIMEOUT", "20", 1);

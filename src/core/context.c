@@ -26,6 +26,7 @@ rcoll_status_t rcoll_context_create(rcoll_context_t **out)
         free(ctx);
         return RCOLL_ERR_SYSTEM;
     }
+    rcoll_hold_init(&ctx->net_hold);
     atomic_init(&ctx->teams_created, 0);
     atomic_init(&ctx->node_map_warned, false);
     ctx->seg_pool = rcoll_seg_pool_create((unsigned)ctx->cfg.shm_pool);
@@ -37,6 +38,8 @@ rcoll_status_t rcoll_context_create(rcoll_context_t **out)
 void rcoll_context_set_threaded(rcoll_context_t *ctx, int threaded)
 {
     ctx->threaded = threaded != 0;
+    if (ctx->threaded)
+        rcoll_hold_enable(&ctx->net_hold);
 }
 
 void rcoll_context_set_host_procs(rcoll_context_t *ctx, int procs)
@@ -46,7 +49,7 @@ void rcoll_context_set_host_procs(rcoll_context_t *ctx, int procs)
 
 void rcoll_context_reg_cache_stats(const rcoll_context_t *ctx, rcoll_reg_cache_stats_t *out)
 {
-    rcoll_net_cache_stats(ctx ? ctx->net : NULL, out);
+    rcoll_net_cache_stats(ctx ? ctx->net : NULL, ctx ? (rcoll_hold_t *)&ctx->net_hold : NULL, out);
 }
 
 void rcoll_context_destroy(rcoll_context_t *ctx)
@@ -55,6 +58,7 @@ void rcoll_context_destroy(rcoll_context_t *ctx)
         return;
     rcoll_net_ctx_destroy_all(ctx->net);
     rcoll_seg_pool_destroy(ctx->seg_pool);
+    rcoll_hold_destroy(&ctx->net_hold);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }

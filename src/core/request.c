@@ -439,6 +439,8 @@ static rcoll_status_t queue_start(struct rcoll_request *r)
     }
     pthread_mutex_lock(&nb->lock);
     if (!nb->thread_started) {
+        /* From now on two threads of this process may work the context's network. */
+        rcoll_hold_enable(&t->ctx->net_hold);
         if (pthread_create(&nb->thread, NULL, progress_thread, t) != 0) {
             pthread_mutex_unlock(&nb->lock);
             return rcoll_team_error(t, RCOLL_ERR_SYSTEM, "%s: could not start the progress thread",

@@ -396,6 +396,7 @@ static void view_init(struct rcoll_team *t)
     v->cfg = &t->ctx->cfg;
     v->net_ctx = t->ctx->net;
     v->net_lock = &t->ctx->lock;
+    v->net_hold = &t->ctx->net_hold;
     v->seg_pool = t->ctx->seg_pool;
     v->owner = t;
     v->error = view_error;
@@ -435,6 +436,8 @@ static rcoll_status_t team_setup(struct rcoll_team *t, const rcoll_oob_t *oob, c
         host_procs = t->ctx->host_procs;
     int host = t->host_size > host_procs ? t->host_size : host_procs;
     rcoll_wait_policy_init(&t->wait, &t->ctx->cfg, host, t->host_cores, t->node_count > 1);
+    if (t->node_count > 1) /* its channel's own waits hold the context's network */
+        t->wait.hold = &t->ctx->net_hold;
     if (t->local_size < host)
         t->wait.idle_core_polls = 0;
     /* Threads creating teams at once each get their own number (and shm segment name). */

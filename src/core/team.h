@@ -33,6 +33,10 @@ struct rcoll_context {
     /* Per network channel kind: its worker or domain and registration cache, created by the
      * first team that spans nodes (net/net.h). */
     rcoll_net_ctx_t *net[RCOLL_NET_SLOTS];
+    /* Held by a thread while it works `net` (every channel call goes through net/net.h's
+     * helpers, which take it); on once a second thread may (a progress thread, or threads of
+     * the program), see signal/wait.h. */
+    rcoll_hold_t net_hold;
     _Atomic unsigned teams_created; /* numbers teams: names shm segments uniquely in the process */
     bool threaded;             /* rcoll_context_set_threaded: teams spanning nodes are refused */
     int host_procs;            /* rcoll_context_set_host_procs (0: unknown) */

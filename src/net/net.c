@@ -60,6 +60,23 @@ rcoll_net_ctx_t **rcoll_net_ctx_slot(const rcoll_view_t *v, const rcoll_net_ops_
     return &v->net_ctx[i];
 }
 
+/* The out-of-band exchange of a channel's creation, which runs under the hold: it lets go of
+ * the hold while it exchanges with the other processes, as a wait does while it pauses (a peer
+ * may need this process's other threads to work the network before it comes to the exchange). */
+typedef struct {
+    const rcoll_oob_t *oob;
+    rcoll_hold_t *hold;
+} released_oob_t;
+
+static int allgather_released(const void *sendbuf, void *recvbuf, size_t len, void *arg)
+{
+    const released_oob_t *r = arg;
+    unsigned held = rcoll_hold_let_go(r->hold);
+    int rc = r->oob->allgather(sendbuf, recvbuf, len, r->oob->coll_info);
+    rcoll_hold_retake(r->hold, held);
+    return rc;
+}
+
 rcoll_status_t rcoll_net_create(const rcoll_view_t *v, const rcoll_oob_t *oob, void *area,
                                 size_t area_bytes, rcoll_net_t **out)
 {
@@ -68,7 +85,16 @@ rcoll_status_t rcoll_net_create(const rcoll_view_t *v, const rcoll_oob_t *oob, v
     *out = NULL;
     if (!ops) /* every rank reads the same configuration and build: all refuse alike */
         return rcoll_view_error(v, RCOLL_ERR_UNSUPPORTED, "team spans %d nodes: %s", v->node_count, why);
-    return ops->create(v, oob, area, area_bytes, out);
+    released_oob_t r = {oob, v->net_hold};
+    rcoll_oob_t released = *oob;
+    released.allgather = allgather_released;
+    released.coll_info = &r;
+    bool h = rcoll_hold_take(v->net_hold);
+    rcoll_status_t st = ops->create(v, &released, area, area_bytes, out);
+    if (st == RCOLL_OK)
+        (*out)->hold = v->net_hold;
+    rcoll_hold_give(v->net_hold, h);
+    return st;
 }
 
 void rcoll_net_ctx_destroy_all(rcoll_net_ctx_t **slots)
@@ -89,18 +115,21 @@ bool rcoll_net_ctx_any(rcoll_net_ctx_t *const *slots)
     return false;
 }
 
-unsigned rcoll_net_ctx_look_all(rcoll_net_ctx_t *const *slots)
+unsigned rcoll_net_ctx_look_all(rcoll_net_ctx_t *const *slots, rcoll_hold_t *hold)
 {
     unsigned done = 0;
+    bool h = rcoll_hold_take(hold);
     for (int i = 0; slots && rcoll_net_channels[i]; i++)
         if (slots[i])
             done += rcoll_net_channels[i]->ctx_look(slots[i]);
+    rcoll_hold_give(hold, h);
     return done;
 }
 
-void rcoll_net_cache_stats(rcoll_net_ctx_t *const *slots, rcoll_reg_cache_stats_t *out)
+void rcoll_net_cache_stats(rcoll_net_ctx_t *const *slots, rcoll_hold_t *hold, rcoll_reg_cache_stats_t *out)
 {
     memset(out, 0, sizeof *out);
+    bool h = rcoll_hold_take(hold);
     for (int i = 0; slots && rcoll_net_channels[i]; i++) {
         rcoll_reg_cache_stats_t one;
         if (!slots[i])
@@ -108,4 +137,5 @@ void rcoll_net_cache_stats(rcoll_net_ctx_t *const *slots, rcoll_reg_cache_stats_
         rcoll_net_channels[i]->cache_stats(slots[i], &one);
         *out = one; /* a context uses one channel (RCOLL_NET is read once) */
     }
+    rcoll_hold_give(hold, h);
 }

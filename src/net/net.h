@@ -131,6 +131,11 @@ typedef struct rcoll_net_ops {
 struct rcoll_net {
     const rcoll_net_ops_t *ops;
     bool puts_by_message; /* single copies go by send_user, not put_user */
+    /* The context's network hold (signal/wait.h), set by rcoll_net_create: every helper below
+     * takes it around its call, so that the threads of a process (teams' progress threads, a
+     * program's threads) never work the context's shared worker at once. A channel's own waits
+     * let go of it while they pause (the team's wait policy names it). */
+    rcoll_hold_t *hold;
 };
 
 /* The channels built into this library, in the order `auto` tries them (NULL-terminated). */
@@ -147,62 +152,148 @@ rcoll_status_t rcoll_net_create(const rcoll_view_t *v, const rcoll_oob_t *oob, v
 const rcoll_net_ops_t *rcoll_net_choose(const rcoll_config_t *cfg, char *why, size_t why_len);
 /* Per-context state of every channel. */
 void rcoll_net_ctx_destroy_all(rcoll_net_ctx_t **slots);
-void rcoll_net_cache_stats(rcoll_net_ctx_t *const *slots, rcoll_reg_cache_stats_t *out);
+void rcoll_net_cache_stats(rcoll_net_ctx_t *const *slots, rcoll_hold_t *hold, rcoll_reg_cache_stats_t *out);
 /* Whether the context has a network channel context (some team of it spans nodes). */
 bool rcoll_net_ctx_any(rcoll_net_ctx_t *const *slots);
-/* One look at every channel context of the context (ops->ctx_look); how much they did. */
-unsigned rcoll_net_ctx_look_all(rcoll_net_ctx_t *const *slots);
+/* One look at every channel context of the context (ops->ctx_look), under the hold; how much
+ * they did. */
+unsigned rcoll_net_ctx_look_all(rcoll_net_ctx_t *const *slots, rcoll_hold_t *hold);
 
+/* The helpers: each calls the channel under the hold (struct rcoll_net). */
 static inline void rcoll_net_destroy(rcoll_net_t *n)
 {
-    if (n)
-        n->ops->destroy(n);
+    if (!n)
+        return;
+    rcoll_hold_t *hold = n->hold;
+    bool h = rcoll_hold_take(hold);
+    n->ops->destroy(n);
+    rcoll_hold_give(hold, h);
 }
 static inline rcoll_status_t rcoll_net_register(rcoll_net_t *n, void *addr, size_t len,
                                                 rcoll_net_advert_t *out)
 {
-    return n->ops->reg(n, addr, len, out);
+    bool h = rcoll_hold_take(n->hold);
+    rcoll_status_t st = n->ops->reg(n, addr, len, out);
+    rcoll_hold_give(n->hold, h);
+    return st;
 }
-static inline void rcoll_net_release_registrations(rcoll_net_t *n) { n->ops->release_registrations(n); }
+static inline void rcoll_net_release_registrations(rcoll_net_t *n)
+{
+    bool h = rcoll_hold_take(n->hold);
+    n->ops->release_registrations(n);
+    rcoll_hold_give(n->hold, h);
+}
 static inline rcoll_status_t rcoll_net_write(rcoll_net_t *n, int peer, const void *src, size_t len,
                                              size_t area_off, size_t signal_off, uint64_t value)
 {
-    return n->ops->write(n, peer, src, len, area_off, signal_off, value);
+    bool h = rcoll_hold_take(n->hold);
+    rcoll_status_t st = n->ops->write(n, peer, src, len, area_off, signal_off, value);
+    rcoll_hold_give(n->hold, h);
+    return st;
 }
 static inline rcoll_status_t rcoll_net_put_user(rcoll_net_t *n, int peer, const void *src, size_t len,
                                                 const rcoll_net_advert_t *adv, size_t offset)
 {
-    return n->ops->put_user(n, peer, src, len, adv, offset);
+    bool h = rcoll_hold_take(n->hold);
+    rcoll_status_t st = n->ops->put_user(n, peer, src, len, adv, offset);
+    rcoll_hold_give(n->hold, h);
+    return st;
 }
 static inline rcoll_status_t rcoll_net_send_user(rcoll_net_t *n, int peer, const void *src,
                                                  size_t len, size_t line_off, size_t adv_off,
                                                  uint64_t seq, size_t offset, size_t signal_off,
                                                  uint64_t value)
 {
-    return n->ops->send_user(n, peer, src, len, line_off, adv_off, seq, offset, signal_off, value);
+    bool h = rcoll_hold_take(n->hold);
+    rcoll_status_t st = n->ops->send_user(n, peer, src, len, line_off, adv_off, seq, offset,
+                                          signal_off, value);
+    rcoll_hold_give(n->hold, h);
+    return st;
 }
 static inline bool rcoll_net_puts_by_message(const rcoll_net_t *n) { return n->puts_by_message; }
-static inline void rcoll_net_deliver_held(rcoll_net_t *n) { n->ops->deliver_held(n); }
-static inline rcoll_status_t rcoll_net_fence(rcoll_net_t *n, int peer) { return n->ops->fence(n, peer); }
+static inline void rcoll_net_deliver_held(rcoll_net_t *n)
+{
+    bool h = rcoll_hold_take(n->hold);
+    n->ops->deliver_held(n);
+    rcoll_hold_give(n->hold, h);
+}
+static inline rcoll_status_t rcoll_net_fence(rcoll_net_t *n, int peer)
+{
+    bool h = rcoll_hold_take(n->hold);
+    rcoll_status_t st = n->ops->fence(n, peer);
+    rcoll_hold_give(n->hold, h);
+    return st;
+}
 static inline rcoll_status_t rcoll_net_get(rcoll_net_t *n, int peer, void *dst, size_t len, size_t area_off)
 {
-    return n->ops->get(n, peer, dst, len, area_off);
+    bool h = rcoll_hold_take(n->hold);
+    rcoll_status_t st = n->ops->get(n, peer, dst, len, area_off);
+    rcoll_hold_give(n->hold, h);
+    return st;
 }
 static inline rcoll_status_t rcoll_net_get_user(rcoll_net_t *n, int peer, void *dst, size_t len,
                                                 const rcoll_net_advert_t *adv, size_t offset)
 {
-    return n->ops->get_user(n, peer, dst, len, adv, offset);
+    bool h = rcoll_hold_take(n->hold);
+    rcoll_status_t st = n->ops->get_user(n, peer, dst, len, adv, offset);
+    rcoll_hold_give(n->hold, h);
+    return st;
 }
 static inline int rcoll_net_poll(rcoll_net_t *n, int peer, void *dst, size_t len, size_t area_off)
 {
-    return n->ops->poll(n, peer, dst, len, area_off);
+    bool h = rcoll_hold_take(n->hold);
+    int rc = n->ops->poll(n, peer, dst, len, area_off);
+    rcoll_hold_give(n->hold, h);
+    return rc;
 }
-static inline rcoll_status_t rcoll_net_quiet(rcoll_net_t *n) { return n->ops->quiet(n); }
-static inline unsigned rcoll_net_progress(rcoll_net_t *n) { return n->ops->progress(n); }
-static inline unsigned rcoll_net_look(rcoll_net_t *n) { return n->ops->look(n); }
-static inline rcoll_status_t rcoll_net_pause(rcoll_net_t *n, rcoll_waiter_t *w) { return n->ops->pause(n, w); }
-static inline bool rcoll_net_peer_failed(const rcoll_net_t *n, int peer) { return n->ops->peer_failed(n, peer); }
-static inline bool rcoll_net_contacted(const rcoll_net_t *n, int peer) { return n->ops->contacted(n, peer); }
-static inline void rcoll_net_hello_at(rcoll_net_t *n, size_t signal_off) { n->ops->hello_at(n, signal_off); }
+static inline rcoll_status_t rcoll_net_quiet(rcoll_net_t *n)
+{
+    bool h = rcoll_hold_take(n->hold);
+    rcoll_status_t st = n->ops->quiet(n);
+    rcoll_hold_give(n->hold, h);
+    return st;
+}
+static inline unsigned rcoll_net_progress(rcoll_net_t *n)
+{
+    bool h = rcoll_hold_take(n->hold);
+    unsigned done = n->ops->progress(n);
+    rcoll_hold_give(n->hold, h);
+    return done;
+}
+static inline unsigned rcoll_net_look(rcoll_net_t *n)
+{
+    bool h = rcoll_hold_take(n->hold);
+    unsigned done = n->ops->look(n);
+    rcoll_hold_give(n->hold, h);
+    return done;
+}
+/* The channel's pause lets go of the hold while it sleeps (through the waiter's policy). */
+static inline rcoll_status_t rcoll_net_pause(rcoll_net_t *n, rcoll_waiter_t *w)
+{
+    bool h = rcoll_hold_take(n->hold);
+    rcoll_status_t st = n->ops->pause(n, w);
+    rcoll_hold_give(n->hold, h);
+    return st;
+}
+static inline bool rcoll_net_peer_failed(const rcoll_net_t *n, int peer)
+{
+    bool h = rcoll_hold_take(n->hold);
+    bool failed = n->ops->peer_failed(n, peer);
+    rcoll_hold_give(n->hold, h);
+    return failed;
+}
+static inline bool rcoll_net_contacted(const rcoll_net_t *n, int peer)
+{
+    bool h = rcoll_hold_take(n->hold);
+    bool yes = n->ops->contacted(n, peer);
+    rcoll_hold_give(n->hold, h);
+    return yes;
+}
+static inline void rcoll_net_hello_at(rcoll_net_t *n, size_t signal_off)
+{
+    bool h = rcoll_hold_take(n->hold);
+    n->ops->hello_at(n, signal_off);
+    rcoll_hold_give(n->hold, h);
+}
 
 #endif

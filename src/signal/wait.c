@@ -73,6 +73,7 @@ void rcoll_wait_policy_init(rcoll_wait_policy_t *policy, const rcoll_config_t *c
     policy->mode = cfg->wait_mode;
     policy->crowded = crowded && cfg->wait_mode == RCOLL_WAIT_AUTO;
     policy->idle_core_polls = 20000;
+    policy->hold = NULL;
     policy->timeout_ns = (uint64_t)(cfg->timeout_s * 1e9); /* at most 1e18 (RCOLL_TIMEOUT_MAX) */
     if (cfg->timeout_s > 0 && policy->timeout_ns == 0)
         policy->timeout_ns = 1; /* a timeout under 1 ns is 1 ns, not none */
@@ -178,7 +179,45 @@ static rcoll_status_t check_timeout(rcoll_waiter_t *w)
     return now - w->start_ns >= p->timeout_ns ? RCOLL_ERR_TIMEOUT : RCOLL_OK;
 }
 
-rcoll_status_t rcoll_waiter_pause(rcoll_waiter_t *w, rcoll_line_t *line, uint64_t target)
+void rcoll_hold_init(rcoll_hold_t *h)
+{
+    pthread_mutex_init(&h->mutex, NULL);
+    atomic_init(&h->on, false);
+    atomic_init(&h->owner, 0);
+    h->depth = 0;
+}
+
+void rcoll_hold_destroy(rcoll_hold_t *h) { pthread_mutex_destroy(&h->mutex); }
+
+void rcoll_hold_enable(rcoll_hold_t *h)
+{
+    /* Before the thread that needs it starts: pthread_create orders this store before the new
+     * thread's first take, and no thread is inside a take or give of an off hold then but the
+     * caller, which is not. */
+    atomic_store_explicit(&h->on, true, memory_order_relaxed);
+}
+
+unsigned rcoll_hold_let_go(rcoll_hold_t *h)
+{
+    if (!h || atomic_load_explicit(&h->owner, memory_order_relaxed) != (uintptr_t)pthread_self())
+        return 0;
+    unsigned depth = h->depth;
+    h->depth = 0;
+    atomic_store_explicit(&h->owner, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&h->mutex);
+    return depth;
+}
+
+void rcoll_hold_retake(rcoll_hold_t *h, unsigned depth)
+{
+    if (!depth)
+        return;
+    pthread_mutex_lock(&h->mutex);
+    atomic_store_explicit(&h->owner, (uintptr_t)pthread_self(), memory_order_relaxed);
+    h->depth = depth;
+}
+
+static rcoll_status_t pause_held(rcoll_waiter_t *w, rcoll_line_t *line, uint64_t target)
 {
     const rcoll_wait_policy_t *p = w->policy;
     uint64_t n = w->polls++;
@@ -198,6 +237,15 @@ rcoll_status_t rcoll_waiter_pause(rcoll_waiter_t *w, rcoll_line_t *line, uint64_
         nanosleep(&ts, NULL);
     }
     return check_timeout(w);
+}
+
+/* A pause lets go of the policy's hold if this thread holds it (wait.h, rcoll_hold_t). */
+rcoll_status_t rcoll_waiter_pause(rcoll_waiter_t *w, rcoll_line_t *line, uint64_t target)
+{
+    unsigned held = rcoll_hold_let_go(w->policy->hold);
+    rcoll_status_t st = pause_held(w, line, target);
+    rcoll_hold_retake(w->policy->hold, held);
+    return st;
 }
 
 rcoll_status_t rcoll_waiter_sleep_unless(rcoll_waiter_t *w, rcoll_line_t *bell, bool (*ready)(void *arg),
@@ -223,7 +271,9 @@ rcoll_status_t rcoll_waiter_pause_fd(rcoll_waiter_t *w, int fd)
         return rcoll_waiter_pause(w, NULL, 0);
     w->polls++;
     struct pollfd pfd = {fd, POLLIN, 0};
+    unsigned held = rcoll_hold_let_go(w->policy->hold);
     poll(&pfd, 1, (int)((sleep_slice(w) + 999999) / 1000000));
+    rcoll_hold_retake(w->policy->hold, held);
     return check_timeout(w);
 }
 

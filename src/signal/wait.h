@@ -5,6 +5,7 @@
 #ifndef RCOLL_SIGNAL_WAIT_H
 #define RCOLL_SIGNAL_WAIT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -39,6 +40,48 @@ static inline bool rcoll_line_reached(rcoll_line_t *line, uint64_t target)
     return atomic_load_explicit(&line->value, memory_order_acquire) >= target;
 }
 
+/* A hold: the lock a thread keeps while it works something several threads of the process share
+ * (the network channel of a context: one UCX worker or libfabric endpoint for all its teams,
+ * worked by the teams' progress threads and the program's threads alike), and lets go of
+ * whenever it pauses in a wait whose policy names it (rcoll_waiter_pause*), so that another
+ * thread's wait works the channel meanwhile; it takes it again before it looks once more. Off
+ * (taking it does nothing) until rcoll_hold_enable, which a thread calls before it starts a
+ * second thread that may use what the hold guards. Recursive: the thread holding it may take
+ * it again. */
+typedef struct {
+    pthread_mutex_t mutex;
+    _Atomic bool on;
+    _Atomic uintptr_t owner; /* the holder's pthread_self(); 0: nobody */
+    unsigned depth;          /* the holder's takes not yet given back */
+} rcoll_hold_t;
+void rcoll_hold_init(rcoll_hold_t *h);
+void rcoll_hold_destroy(rcoll_hold_t *h);
+void rcoll_hold_enable(rcoll_hold_t *h);
+/* Takes h (NULL or off: nothing); returns whether it did, for rcoll_hold_give. */
+static inline bool rcoll_hold_take(rcoll_hold_t *h)
+{
+    if (!h || !atomic_load_explicit(&h->on, memory_order_relaxed))
+        return false;
+    uintptr_t me = (uintptr_t)pthread_self();
+    if (atomic_load_explicit(&h->owner, memory_order_relaxed) != me) {
+        pthread_mutex_lock(&h->mutex);
+        atomic_store_explicit(&h->owner, me, memory_order_relaxed);
+    }
+    h->depth++;
+    return true;
+}
+static inline void rcoll_hold_give(rcoll_hold_t *h, bool taken)
+{
+    if (!taken || --h->depth > 0)
+        return;
+    atomic_store_explicit(&h->owner, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&h->mutex);
+}
+/* Lets go of h entirely if this thread holds it, for a pause or an exchange with other
+ * processes; returns the depth to restore with rcoll_hold_retake (0: it did not hold it). */
+unsigned rcoll_hold_let_go(rcoll_hold_t *h);
+void rcoll_hold_retake(rcoll_hold_t *h, unsigned depth);
+
 typedef struct {
     rcoll_wait_mode_t mode;
     unsigned spin_iters;   /* polls before the first yield */
@@ -47,6 +90,7 @@ typedef struct {
     uint64_t block_slice_ns; /* longest single futex sleep before re-checking */
     bool crowded;            /* ranks outnumber cores (auto mode) */
     unsigned idle_core_polls; /* crowded: polls allowed while no rank sharing my core needs it */
+    rcoll_hold_t *hold;       /* NULL, or let go of by a waiting thread holding it while it pauses */
 } rcoll_wait_policy_t;
 
 /* The policy for `local_ranks` processes that may run on `cores` cores of this node; `network`:

@@ -484,7 +484,7 @@ static rcoll_status_t pause_on_line(shm_tl_t *s, rcoll_waiter_t *w, rcoll_line_t
     /* While waiting for a local peer, serve the network too (the context's, in a team without
      * one: a node team of a node-aware call); if it brought something, look again before
      * yielding. */
-    if (!remote && (s->net ? rcoll_net_look(s->net) : rcoll_net_ctx_look_all(s->v->net_ctx))) {
+    if (!remote && (s->net ? rcoll_net_look(s->net) : rcoll_net_ctx_look_all(s->v->net_ctx, s->v->net_hold))) {
         st = rcoll_waiter_progressed(w);
         return st == RCOLL_OK ? st : s->v->wait_failed(s->v->owner, st, who, rank_arrived, rank_gone, s);
     }

@@ -36,6 +36,8 @@ typedef struct rcoll_view {
      * registration cache), created by the first team that needs it under `net_lock`. */
     struct rcoll_net_ctx **net_ctx;
     pthread_mutex_t *net_lock;
+    /* Held while a thread works the channel (net/net.h's helpers take it; signal/wait.h). */
+    rcoll_hold_t *net_hold;
     /* The context's segments of destroyed teams (transport/node.h), NULL: none kept. */
     struct rcoll_seg_pool *seg_pool;
     void *owner; /* handed back to the callbacks */

@@ -962,6 +962,14 @@ static rcoll_status_t ucx_create(const rcoll_view_t *t, const rcoll_oob_t *oob, 
             err = 1;
         }
     }
+    /* The area is known to the worker before any peer can know of it: a peer that finishes
+     * the exchange first writes into it at once, and where another thread of this process
+     * works the worker meanwhile (a progress thread) the write lands before this one returns;
+     * a write for no known area is dropped as a destroyed team's last words. */
+    if (!err && area_add(u->c, area, area_bytes) != 0)
+        err = 1;
+    else if (!err)
+        u->area = area; /* ucx_destroy removes it */
     rcoll_status_t st = u && u->peer ? share(u, oob, err, waddr, waddr_len, rkey, key_len, area)
                                      : RCOLL_ERR_NOMEM;
     if (rkey)
@@ -970,13 +978,10 @@ static rcoll_status_t ucx_create(const rcoll_view_t *t, const rcoll_oob_t *oob, 
         ucp_worker_release_address(u->c->worker, waddr);
     if (st == RCOLL_OK && err)
         st = RCOLL_ERR_SYSTEM;
-    if (st == RCOLL_OK && area_add(u->c, area, area_bytes) != 0)
-        st = RCOLL_ERR_NOMEM; /* after the last exchange: the others fail at their first wait */
     if (st != RCOLL_OK) {
         ucx_destroy(&u->base);
         return st;
     }
-    u->area = area;
     u->base.ops = &rcoll_net_ucx;
     u->base.puts_by_message = u->c->puts_by_message;
     *out = &u->base;

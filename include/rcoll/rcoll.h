@@ -76,14 +76,14 @@ typedef struct {
 
 /* Context: configuration read from the environment (RCOLL_*) once, shared by its teams.
  * Threads may create and use teams of one context at the same time as long as each team is
- * used by one thread at a time, except teams spanning several nodes: these share the
- * context's one UCX worker, so while one is created or used no other thread may create or use
- * another. rcoll_context_destroy: no team of the context may be in use. */
+ * used by one thread at a time; where teams spanning several nodes are among them, say so first
+ * (rcoll_context_set_threaded): they share the context's one network worker, which the threads
+ * then take turns at. rcoll_context_destroy: no team of the context may be in use. */
 RCOLL_API rcoll_status_t rcoll_context_create(rcoll_context_t **ctx);
 RCOLL_API void rcoll_context_destroy(rcoll_context_t *ctx);
-/* For a context whose teams several threads use at once (set before its first team): a team
- * that would span several nodes is refused, rcoll_team_create returning RCOLL_ERR_UNSUPPORTED
- * on every member alike before any UCX resource is made. */
+/* For a context whose teams several threads use at once (set before its first team): its
+ * threads take turns at the network worker its teams across nodes share (a lock no thread
+ * holds while it waits; docs/design.md, "Threads and the network"). */
 RCOLL_API void rcoll_context_set_threaded(rcoll_context_t *ctx, int threaded);
 /* The processes of the job on this host, where the caller knows more than a team can see (a
  * team on a sub-communicator sees only its own members): waits judge whether ranks outnumber

@@ -415,12 +415,6 @@ static rcoll_status_t team_setup(struct rcoll_team *t, const rcoll_oob_t *oob, c
     if (st == RCOLL_OK)
         st = assign_nodes(t, info, node_of);
     free(info);
-    /* node_count is the same on every rank: all refuse alike, before any network resource. */
-    if (st == RCOLL_OK && t->ctx->threaded && t->node_count > 1)
-        st = rcoll_team_error(t, RCOLL_ERR_UNSUPPORTED,
-                              "team setup: the team spans %d nodes, and its context is used by "
-                              "several threads (teams across nodes share one network worker)",
-                              t->node_count);
     if (st != RCOLL_OK) {
         rcoll_tl_hello_drop(t->ctx->seg_pool, prep);
         free(hellos);

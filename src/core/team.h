@@ -38,7 +38,7 @@ struct rcoll_context {
      * the program), see signal/wait.h. */
     rcoll_hold_t net_hold;
     _Atomic unsigned teams_created; /* numbers teams: names shm segments uniquely in the process */
-    bool threaded;             /* rcoll_context_set_threaded: teams spanning nodes are refused */
+    bool threaded;             /* rcoll_context_set_threaded (net_hold on) */
     int host_procs;            /* rcoll_context_set_host_procs (0: unknown) */
     _Atomic bool node_map_warned; /* RCOLL_NODE_MAP did not fit a team: said once */
     /* Segments of destroyed teams kept for later teams of the same processes (RCOLL_SHM_POOL;

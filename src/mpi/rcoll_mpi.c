@@ -28,10 +28,9 @@
  *   never held across a collective or a team creation (thread A of rank 0 holding it for comm1
  *   while thread B of rank 1 holds it for comm2 would deadlock).
  * - Straight to PMPI_: intercommunicators; RCOLL_MPI_DISABLE set to anything but "" or "0" (read
- *   once, at MPI_Init); a process without an rcoll context (a rejected RCOLL_* value); and,
- *   under MPI_THREAD_MULTIPLE, a communicator whose team would span several nodes (such teams
- *   share one UCX worker, used by one thread at a time): the threaded context refuses it on
- *   every rank alike, from the node count all ranks compute. The switch and the thread level
+ *   once, at MPI_Init); a process without an rcoll context (a rejected RCOLL_* value). Under
+ *   MPI_THREAD_MULTIPLE the context is threaded: its threads take turns at the network worker
+ *   that teams across nodes share (docs/design.md). The switch and the thread level
  *   (the highest of any rank) are agreed over MPI_COMM_WORLD at MPI_Init (when MPI_Init is not
  *   seen, e.g. MPI initialised before this library was loaded, each rank decides alone). Each
  *   of these reasons is logged once per process at RCOLL_LOG=info ("rcoll[pid]: ...: ... go to
@@ -84,7 +83,6 @@ enum { LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
 enum {
     ASIDE_PROCESS,
     ASIDE_INTERCOMM,
-    ASIDE_NODES,
     ASIDE_NO_CONTEXT,
     ASIDE_TEAM,
     ASIDE_CALLER, /* nonblocking and persistent only */
@@ -384,7 +382,7 @@ static rcoll_context_t *get_context(void)
         if (g.ctx_status != RCOLL_OK)
             g.ctx = NULL;
         else if (g.thread_level == MPI_THREAD_MULTIPLE)
-            rcoll_context_set_threaded(g.ctx, 1); /* teams across nodes: refused, agreed */
+            rcoll_context_set_threaded(g.ctx, 1); /* threads take turns at the network */
         if (g.ctx)
             rcoll_context_set_host_procs(g.ctx, g.host_procs);
     }
@@ -402,11 +400,7 @@ static void log_no_team(MPI_Comm comm, rcoll_context_t *ctx, int local_fail, rco
     PMPI_Comm_rank(comm, &rank);
     comm_label(comm, label, sizeof label);
     int level = rank == 0 ? LOG_WARN : LOG_INFO;
-    if (!local_fail && st == RCOLL_ERR_UNSUPPORTED && g.thread_level == MPI_THREAD_MULTIPLE)
-        log_aside(ASIDE_NODES, LOG_INFO, "%s spans several nodes, and MPI provides "
-                  "MPI_THREAD_MULTIPLE (teams across nodes share one UCX worker, used by one "
-                  "thread at a time): its collectives go to the MPI library", label);
-    else if (ctx == NULL)
+    if (ctx == NULL)
         log_aside(ASIDE_NO_CONTEXT, level, "no rcoll context on this rank (%s): collectives go "
                   "to the MPI library", rcoll_strerror(g.ctx_status));
     else if (local_fail)

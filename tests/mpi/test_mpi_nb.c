@@ -920,8 +920,8 @@ static int persistent(int rep)
  * kind initialized in kind order, each round started in an order rotated by the rank (and
  * reversed on odd ranks) with a blocking MPI_Bcast on the same communicator between two
  * starts at a place that depends on the rank, then MPI_Waitall; three rounds with new
- * contents; freed in another order per rank. On one node only: across (emulated) nodes the
- * drop-in's persistent requests share their communicator's team (docs/mpi.md). */
+ * contents; freed in another order per rank (the drop-in runs each on a team of its own:
+ * docs/mpi.md). */
 static int persistent_any_order(int rep)
 {
     enum { N = K_COUNT };
@@ -1048,7 +1048,7 @@ int main(int argc, char **argv)
         request_free(rep, freed + 2 * rep);
 #if MPI_VERSION >= 4
         if (strict)
-            calls += persistent(rep) + (getenv("RCOLL_PPN") ? 0 : persistent_any_order(rep));
+            calls += persistent(rep) + persistent_any_order(rep);
 #endif
     }
     MPI_Comm_free(&split);

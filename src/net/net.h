@@ -253,20 +253,16 @@ static inline rcoll_status_t rcoll_net_quiet(rcoll_net_t *n)
     rcoll_hold_give(n->hold, h);
     return st;
 }
-static inline unsigned rcoll_net_progress(rcoll_net_t *n)
+/* progress or look under the hold: how much it did. */
+static inline unsigned rcoll_net_held_work(rcoll_net_t *n, unsigned (*work)(rcoll_net_t *))
 {
     bool h = rcoll_hold_take(n->hold);
-    unsigned done = n->ops->progress(n);
+    unsigned done = work(n);
     rcoll_hold_give(n->hold, h);
     return done;
 }
-static inline unsigned rcoll_net_look(rcoll_net_t *n)
-{
-    bool h = rcoll_hold_take(n->hold);
-    unsigned done = n->ops->look(n);
-    rcoll_hold_give(n->hold, h);
-    return done;
-}
+static inline unsigned rcoll_net_progress(rcoll_net_t *n) { return rcoll_net_held_work(n, n->ops->progress); }
+static inline unsigned rcoll_net_look(rcoll_net_t *n) { return rcoll_net_held_work(n, n->ops->look); }
 /* The channel's pause lets go of the hold while it sleeps (through the waiter's policy). */
 static inline rcoll_status_t rcoll_net_pause(rcoll_net_t *n, rcoll_waiter_t *w)
 {
